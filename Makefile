@@ -1,0 +1,46 @@
+# Two entry points: `make up` runs the platform locally, `make test` runs every check and test.
+# Both install what they need: npm packages (pinned Node 24 included) and the kube binaries.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+
+.PHONY: up test install kube build lint typecheck crds check-crds bench clean
+
+# npm runs on whatever Node the machine has; every script after it runs on the pinned Node 24.
+# `npm install` (which follows package-lock.json) rather than `npm ci`: the registry this project
+# builds from lacks the non-Linux optional binaries of some packages (e.g. @biomejs/cli-darwin-*),
+# and `npm ci` refuses a lock without them while `npm install` skips them.
+node_modules/.package-lock.json: package-lock.json package.json
+	npm install --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: node_modules/.package-lock.json
+
+kube:
+	@bash hack/build-kube.sh >/dev/null
+
+up: install kube
+	node cmd/berth.ts up
+
+test: install kube
+	node hack/run-tests.ts
+
+build: install
+	npm run build
+
+lint: install
+	npm run lint
+
+typecheck: install
+	npm run typecheck
+
+crds: install
+	npm run gen:crds
+
+check-crds: install
+	npm run check:crds
+
+bench: install kube
+	npm run bench
+
+clean:
+	rm -rf dist .berth .vitest-report.json

@@ -1,0 +1,136 @@
+import { resolve } from 'node:path';
+import { KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { API_VERSION } from '../pkg/api/index.ts';
+import { loadBrokerConfig } from '../pkg/broker/config.ts';
+import { startBroker } from '../pkg/broker/server.ts';
+import { startController } from '../pkg/controller/index.ts';
+import { createQueryEngine } from '../pkg/engine/index.ts';
+import { startGatewayServer } from '../pkg/gateway/server.ts';
+import { applyObject } from '../pkg/kube/apply.ts';
+import { createSharedCache } from '../pkg/kube/cache.ts';
+import { applyCrds } from '../pkg/kube/controlplane/bootstrap.ts';
+import { projectRoot, startControlPlane } from '../pkg/kube/controlplane/index.ts';
+import { createLogger, type Logger } from '../pkg/log/index.ts';
+
+export interface UpOptions {
+  stateDir: string;
+  apiPort: number;
+  brokerPort: number;
+  /** Serve and watch only this namespace; default: serve `default`, watch all. */
+  namespace?: string;
+}
+
+/** A cluster the user already points KUBECONFIG at, if it answers. */
+async function reachableCluster(): Promise<KubeConfig | undefined> {
+  if (!process.env.KUBECONFIG) return undefined;
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromDefault();
+    await kc.makeApiClient(VersionApi).getCode();
+    return kc;
+  } catch {
+    return undefined;
+  }
+}
+
+async function clusterFor(opts: UpOptions, log: Logger) {
+  const crdDir = resolve(projectRoot(), 'crds');
+  const existing = await reachableCluster();
+  if (existing) {
+    await applyCrds(existing, crdDir);
+    log.info(
+      { server: existing.getCurrentCluster()?.server, kubeconfig: process.env.KUBECONFIG },
+      'reusing the cluster KUBECONFIG points at',
+    );
+    return { admin: existing, controller: existing, gateway: existing, stop: async () => {} };
+  }
+  log.info('starting local control plane (the first run builds kube-apiserver and etcd: 10-20 minutes)');
+  const cp = await startControlPlane({ stateDir: resolve(opts.stateDir), crdDir, log: (m) => log.info(m) });
+  log.info({ server: cp.server, kubeconfig: cp.kubeconfigPath, startMs: cp.startMs }, 'control plane up');
+  console.log(
+    `\n  Kubernetes API:  ${cp.server}\n  kubeconfig:      ${cp.kubeconfigPath}\n  try:             kubectl --kubeconfig ${cp.kubeconfigPath} get queries\n`,
+  );
+  const as = (context: string) => {
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfigPath);
+    kc.setCurrentContext(context);
+    return kc;
+  };
+  return {
+    admin: as('berth-local'),
+    controller: as('berth-local-controller'),
+    gateway: as('berth-local-gateway'),
+    stop: cp.stop,
+  };
+}
+
+/**
+ * `berth up`: a control plane (or the cluster KUBECONFIG points at), then broker, controller (with
+ * the engine) and API service in ONE process sharing ONE informer cache. Broker storage in memory.
+ */
+export async function runUp(opts: UpOptions): Promise<void> {
+  const log = createLogger({ name: 'berth-up' });
+  const NAMESPACE = opts.namespace ?? 'default';
+  const cluster = await clusterFor(opts, log);
+  const broker = await startBroker(
+    { ...loadBrokerConfig(process.env), port: opts.brokerPort },
+    log.child({ component: 'broker' }),
+  );
+  // Queries of the local namespace get conversation memory from the local broker out of the box.
+  await applyObject(
+    cluster.admin,
+    {
+      apiVersion: API_VERSION,
+      kind: 'Memory',
+      metadata: { name: 'default', namespace: NAMESPACE },
+      spec: { address: { value: broker.url } },
+    } as never,
+    { fieldManager: 'berth-up', force: false },
+  ).catch((err: Error) => log.warn({ err: err.message }, 'Memory "default" left as it is'));
+
+  const cache = createSharedCache({
+    kc: cluster.controller,
+    namespace: opts.namespace,
+    logger: log.child({ component: 'cache' }),
+  });
+  const controller = await startController({
+    kc: cluster.controller,
+    namespace: opts.namespace,
+    cache,
+    brokerUrl: broker.url,
+    engine: (lookup) =>
+      createQueryEngine({ lookup, brokerUrl: broker.url, logger: log.child({ component: 'engine' }) }),
+    leaderElection: false,
+    probes: false,
+    metrics: false,
+    logger: log.child({ component: 'controller' }),
+  });
+  const api = await startGatewayServer({
+    kc: cluster.gateway,
+    namespace: NAMESPACE,
+    cache,
+    brokerUrl: broker.url,
+    logger: log.child({ component: 'api' }),
+    port: opts.apiPort,
+  });
+  console.log(
+    `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n`,
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    await api.close().catch((err) => log.error({ err }, 'api stop failed'));
+    await controller.stop().catch((err) => log.error({ err }, 'controller stop failed'));
+    await cache.stop().catch((err) => log.error({ err }, 'cache stop failed'));
+    await broker.close().catch((err) => log.error({ err }, 'broker stop failed'));
+    await cluster.stop();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  log.info({ api: api.url, broker: broker.url }, 'ready');
+}

@@ -1,0 +1,62 @@
+/**
+ * `make test`: the static checks (lint, type-check, CRD drift) and both vitest projects, then one
+ * closing line `N passed, N failed[, N skipped]` for CI. Each static check counts as one test.
+ * Extra arguments are passed to vitest (e.g. a file filter).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const bin = (name: string) => join(root, 'node_modules', '.bin', name);
+const report = join(root, '.vitest-report.json');
+// Tools start through `#!/usr/bin/env node`: make that the pinned Node whoever started us.
+const env = {
+  ...process.env,
+  PATH: `${dirname(process.execPath)}:${join(root, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
+};
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+
+function step(name: string, cmd: string, args: string[]): boolean {
+  console.log(`\n== ${name}`);
+  const r = spawnSync(cmd, args, { cwd: root, env, stdio: 'inherit' });
+  const ok = r.status === 0;
+  if (ok) passed++;
+  else failed++;
+  console.log(`== ${name}: ${ok ? 'ok' : 'FAILED'}`);
+  return ok;
+}
+
+step('lint (biome)', bin('biome'), ['check', '.']);
+step('type-check (tsc)', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
+step('CRD drift', process.execPath, [join(root, 'hack', 'gen-crds.ts'), '--check']);
+
+rmSync(report, { force: true });
+console.log('\n== tests (vitest: unit + integration)');
+const vitest = spawnSync(
+  bin('vitest'),
+  ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
+  { cwd: root, env, stdio: 'inherit' },
+);
+if (existsSync(report)) {
+  const r = JSON.parse(readFileSync(report, 'utf8')) as {
+    numPassedTests: number;
+    numFailedTests: number;
+    numPendingTests: number;
+    numTodoTests: number;
+    numFailedTestSuites: number;
+  };
+  passed += r.numPassedTests;
+  failed +=
+    r.numFailedTests +
+    (r.numFailedTests === 0 && vitest.status !== 0 ? Math.max(1, r.numFailedTestSuites) : 0);
+  skipped += r.numPendingTests + r.numTodoTests;
+} else {
+  failed++;
+  console.error('vitest wrote no report: it failed before running tests');
+}
+
+console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+process.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,12 @@
+export * from './common.ts';
+export * from './group.ts';
+export * from './kind-def.ts';
+export * from './kinds/agent.ts';
+export * from './kinds/evaluation.ts';
+export * from './kinds/evaluator.ts';
+export * from './kinds/memory.ts';
+export * from './kinds/model.ts';
+export * from './kinds/query.ts';
+export * from './kinds/team.ts';
+export * from './kinds/tool.ts';
+export { ALL_KINDS, kindByPlural } from './registry.ts';

@@ -1,0 +1,169 @@
+import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { z } from 'zod';
+import { KubeError } from '../../kube/errors.ts';
+import type { Logger } from '../../log/index.ts';
+import { ApiKeyError, authErrorResponse } from '../errors.ts';
+import '../principal.ts';
+import type { ApiKeyService } from './service.ts';
+
+const errorSchema = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      requestId: z.string().optional(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+// Strict: a misspelt `expiresAt` must fail loudly, not silently create a key that never expires.
+const createBody = z
+  .strictObject({
+    name: z.string().trim().min(1, 'name must not be empty').max(253).describe('Descriptive name'),
+    expires_at: z.iso
+      .datetime({
+        offset: true,
+        message: 'expires_at must be an ISO 8601 timestamp, e.g. 2030-01-01T00:00:00Z',
+      })
+      .nullish()
+      .describe('Optional expiry (ISO 8601, in the future); the key stops working at that instant'),
+  })
+  .meta({ id: 'ApiKeyCreate' });
+
+const created = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    public_key: z.string().describe('pk-svc-…: HTTP Basic username, and the key id in paths'),
+    secret_key: z.string().describe('sk-svc-…: shown once, never again'),
+    created_at: z.string(),
+    expires_at: z.string().nullable(),
+  })
+  .meta({ id: 'ApiKeyCreated' });
+
+const item = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    public_key: z.string(),
+    created_at: z.string(),
+    last_used_at: z.string().nullable(),
+    expires_at: z.string().nullable(),
+    is_active: z.boolean().describe('false once revoked or expired'),
+  })
+  .meta({ id: 'ApiKey' });
+
+const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
+const errors = {
+  400: { description: 'Invalid request', content: json(errorSchema) },
+  401: { description: 'Missing or invalid credentials', content: json(errorSchema) },
+};
+const tags = ['API keys'];
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/',
+  tags,
+  summary: 'API keys of the instance namespace',
+  responses: {
+    200: {
+      description: 'Keys (never their secrets)',
+      content: json(z.object({ items: z.array(item), count: z.number() })),
+    },
+    401: errors[401],
+  },
+});
+
+const createKeyRoute = createRoute({
+  method: 'post',
+  path: '/',
+  tags,
+  summary: 'Create an API key; the secret key is returned once',
+  request: { body: { required: true, content: json(createBody) } },
+  responses: {
+    201: { description: 'The new key, with its secret key (shown only now)', content: json(created) },
+    ...errors,
+    422: { description: 'expires_at not in the future', content: json(errorSchema) },
+  },
+});
+
+const revokeRoute = createRoute({
+  method: 'delete',
+  path: '/{public_key}',
+  tags,
+  summary: 'Revoke an API key (marked inactive, kept for audit)',
+  request: { params: z.object({ public_key: z.string().min(1).describe('pk-svc-…') }) },
+  responses: {
+    204: { description: 'Revoked' },
+    401: errors[401],
+    404: { description: 'No such key in this namespace', content: json(errorSchema) },
+  },
+});
+
+/**
+ * `/v1/api-keys` as a sub-app: the gateway mounts it with `app.route('/v1/api-keys', apiKeyRoutes(svc))`,
+ * which also merges these routes into its OpenAPI document.
+ */
+export function apiKeyRoutes(service: ApiKeyService, opts: { logger?: Logger } = {}): OpenAPIHono {
+  const app = new OpenAPIHono({
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      const issues = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+      const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+      return authErrorResponse(c, 400, 'invalid_request', `invalid request: ${summary}`, { issues });
+    },
+  });
+  app.onError((err, c) => renderError(c, err, opts.logger));
+
+  app.openapi(listRoute, (c) => c.json(service.list(), 200));
+
+  app.openapi(createKeyRoute, async (c) => {
+    const body = c.req.valid('json');
+    if (body.expires_at && Date.parse(body.expires_at) <= Date.now()) {
+      return authErrorResponse(
+        c,
+        422,
+        'invalid_expiry',
+        `expires_at ${body.expires_at} is not in the future`,
+        {
+          field: 'expires_at',
+        },
+      ) as never;
+    }
+    const principal = c.get('principal');
+    const key = await service.create({
+      name: body.name,
+      expiresAt: body.expires_at ?? null,
+      createdBy: principal && principal.kind !== 'anonymous' ? principal.name : undefined,
+    });
+    // The only response that ever carries a secret key: keep it out of every cache.
+    c.header('Cache-Control', 'no-store');
+    return c.json(key, 201);
+  });
+
+  app.openapi(revokeRoute, async (c) => {
+    await service.revoke(c.req.valid('param').public_key);
+    return c.body(null, 204);
+  });
+  return app;
+}
+
+function renderError(c: Context, err: Error, logger?: Logger): Response {
+  if (err instanceof ApiKeyError) return authErrorResponse(c, err.status, err.code, err.message);
+  if (err instanceof HTTPException && err.status < 500) {
+    // e.g. "Malformed JSON in request body" from the JSON validator.
+    return authErrorResponse(c, err.status as ContentfulStatusCode, 'invalid_json', err.message);
+  }
+  if (err instanceof KubeError) {
+    logger?.error({ err }, 'API key storage failed');
+    // The API server refusing our own identity is an upstream failure, not the client's fault.
+    const status = (err.code >= 500 && err.code < 600 ? err.code : 502) as ContentfulStatusCode;
+    return authErrorResponse(c, status, 'kubernetes_error', err.message);
+  }
+  logger?.error({ err }, 'API key route failed');
+  return authErrorResponse(c, 500, 'internal', 'internal error; see the server log');
+}

@@ -1,0 +1,293 @@
+import { CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import bcrypt from 'bcryptjs';
+import { API_KEY_SECRET_TYPE } from '../../api/group.ts';
+import { KubeError } from '../../kube/errors.ts';
+import type { Logger } from '../../log/index.ts';
+import { ApiKeyError } from '../errors.ts';
+import {
+  type ApiKeyRecord,
+  b64,
+  DATA,
+  fastHash,
+  generateKeyPair,
+  isPublicKey,
+  isSecretKey,
+  newApiKeySecret,
+  recordOf,
+} from './format.ts';
+import { LastUsedRecorder } from './last-used.ts';
+import type { SecretSource } from './secret-cache.ts';
+import { VerificationCache } from './verified-cache.ts';
+import { waitForSource } from './wait-for-source.ts';
+
+export interface ApiKeyServiceOptions {
+  /** The API service's own identity; writes (create, revoke, last-used) go through it. */
+  kc: KubeConfig;
+  /** The instance namespace: keys are created, listed and accepted only here. */
+  namespace: string;
+  source: SecretSource;
+  logger?: Logger;
+  /** bcrypt cost; ≥ 10 in production (default 10), 4 in tests. */
+  bcryptCost?: number;
+  /** How often last-used times are written (default 10 s; 0 = only on flush()/stop()). */
+  lastUsedFlushMs?: number;
+  /** Bound of the verified-key cache (default 10,000 entries). */
+  maxCachedVerifications?: number;
+  /** How long create/revoke wait for the informer to show their write (default 5 s). */
+  readYourWritesMs?: number;
+  now?: () => number;
+}
+
+export type ApiKeyFailure = 'malformed' | 'unknown' | 'revoked' | 'expired' | 'bad_secret';
+export type ApiKeyVerification = { ok: true; record: ApiKeyRecord } | { ok: false; reason: ApiKeyFailure };
+
+/** What the auth middleware needs; the service implements it, tests may stub it. */
+export interface ApiKeyVerifier {
+  verify(publicKey: string, secretKey: string): Promise<ApiKeyVerification>;
+}
+
+export interface ApiKeyStats {
+  /** bcrypt comparisons run (cache misses that reached a stored key). */
+  bcryptCompares: number;
+  /** Verifications answered from the verified-key cache. */
+  cacheHits: number;
+  /** Requests this service sent to the Kubernetes API server (never from verify). */
+  kubeRequests: number;
+}
+
+export interface CreatedApiKey {
+  id: string;
+  name: string;
+  public_key: string;
+  secret_key: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  public_key: string;
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  is_active: boolean;
+}
+
+export class ApiKeyService implements ApiKeyVerifier {
+  readonly namespace: string;
+  readonly stats: ApiKeyStats = { bcryptCompares: 0, cacheHits: 0, kubeRequests: 0 };
+  readonly lastUsed: LastUsedRecorder;
+  private readonly core: CoreV1Api;
+  private readonly source: SecretSource;
+  private readonly logger: Logger | undefined;
+  private readonly cost: number;
+  private readonly verified: VerificationCache;
+  private readonly failed: VerificationCache;
+  private readonly inflight = new Map<string, Promise<boolean>>();
+  private readonly readYourWritesMs: number;
+  private readonly now: () => number;
+
+  constructor(opts: ApiKeyServiceOptions) {
+    this.namespace = opts.namespace;
+    this.core = opts.kc.makeApiClient(CoreV1Api);
+    this.source = opts.source;
+    this.logger = opts.logger;
+    this.cost = opts.bcryptCost ?? 10;
+    this.verified = new VerificationCache(opts.maxCachedVerifications ?? 10_000);
+    this.failed = new VerificationCache(opts.maxCachedVerifications ?? 10_000);
+    this.readYourWritesMs = opts.readYourWritesMs ?? 5000;
+    this.now = opts.now ?? Date.now;
+    this.lastUsed = new LastUsedRecorder({
+      intervalMs: opts.lastUsedFlushMs ?? 10_000,
+      logger: opts.logger,
+      write: (publicKey, at) => this.patchData(publicKey, { [DATA.lastUsedAt]: at }, 'record last use of'),
+    });
+  }
+
+  /**
+   * The hot path: Secret from the informer cache, then the verified-key cache; bcrypt only on the
+   * first sight of a key pair, never an API server call. Active and expiry are read from the cached
+   * Secret on every call, so a revocation applies as soon as the informer delivers it.
+   */
+  async verify(publicKey: string, secretKey: string): Promise<ApiKeyVerification> {
+    if (!isPublicKey(publicKey) || !isSecretKey(secretKey)) return { ok: false, reason: 'malformed' };
+    const record = this.lookup(publicKey);
+    const refusal = this.refusal(record);
+    if (refusal || !record) return { ok: false, reason: refusal ?? 'unknown' };
+    const fast = fastHash(publicKey, secretKey);
+    if (this.verified.matches(fast, record.secretHash)) {
+      this.stats.cacheHits++;
+      this.lastUsed.touch(publicKey, this.now());
+      return { ok: true, record };
+    }
+    // A repeated wrong secret costs no bcrypt either (no CPU amplification by replaying it).
+    if (this.failed.matches(fast, record.secretHash)) return { ok: false, reason: 'bad_secret' };
+    const ok = await this.compareOnce(fast, secretKey, record.secretHash);
+    if (!ok) {
+      this.failed.remember(fast, record.secretHash);
+      return { ok: false, reason: 'bad_secret' };
+    }
+    this.verified.remember(fast, record.secretHash);
+    // The Secret may have changed while bcrypt ran: decide on its current state.
+    const current = this.lookup(publicKey);
+    const late = this.refusal(current);
+    if (late || current?.secretHash !== record.secretHash) return { ok: false, reason: late ?? 'unknown' };
+    this.lastUsed.touch(publicKey, this.now());
+    return { ok: true, record: current };
+  }
+
+  list(): { items: ApiKeyView[]; count: number } {
+    const items = this.records()
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.publicKey.localeCompare(b.publicKey))
+      .map((r) => this.view(r));
+    return { items, count: items.length };
+  }
+
+  async create(input: {
+    name: string;
+    expiresAt?: string | null;
+    createdBy?: string;
+  }): Promise<CreatedApiKey> {
+    const { publicKey, secretKey } = generateKeyPair();
+    const createdAt = new Date(this.now()).toISOString();
+    const expiresAt = input.expiresAt ? new Date(input.expiresAt).toISOString() : null;
+    const secretHash = await bcrypt.hash(secretKey, this.cost);
+    const body = newApiKeySecret({
+      namespace: this.namespace,
+      name: input.name,
+      publicKey,
+      secretHash,
+      createdAt,
+      expiresAt,
+      createdBy: input.createdBy,
+    });
+    const created = await this.kube(`create API key ${publicKey}`, () =>
+      this.core.createNamespacedSecret({ namespace: this.namespace, body }),
+    );
+    this.logger?.info(
+      { publicKey, name: input.name, namespace: this.namespace, expiresAt },
+      'API key created',
+    );
+    await this.awaitCache(publicKey, (r) => r?.isActive === true, 'create');
+    return {
+      id: created.metadata?.uid ?? publicKey,
+      name: input.name,
+      public_key: publicKey,
+      secret_key: secretKey,
+      created_at: createdAt,
+      expires_at: expiresAt,
+    };
+  }
+
+  /** Marks a key inactive and keeps its Secret for audit; idempotent. */
+  async revoke(publicKey: string): Promise<void> {
+    const notFound = () =>
+      new ApiKeyError(404, 'not_found', `no API key ${publicKey} in namespace ${this.namespace}`);
+    if (!isPublicKey(publicKey)) throw notFound();
+    if (!this.lookup(publicKey)) {
+      // Possibly created a moment ago on another replica: ask the API server before saying 404.
+      const secret = await this.kube(`read API key ${publicKey}`, () =>
+        this.core.readNamespacedSecret({ name: publicKey, namespace: this.namespace }),
+      ).catch((err: unknown) => {
+        if (err instanceof KubeError && err.reason === 'NotFound') return undefined;
+        throw err;
+      });
+      if (!secret || !recordOf(secret)) throw notFound();
+    }
+    const at = new Date(this.now()).toISOString();
+    await this.patchData(publicKey, { [DATA.isActive]: 'false', [DATA.revokedAt]: at }, 'revoke');
+    this.logger?.info({ publicKey, namespace: this.namespace }, 'API key revoked');
+    await this.awaitCache(publicKey, (r) => r !== null && !r.isActive, 'revoke');
+  }
+
+  async stop(): Promise<void> {
+    await this.lastUsed.stop();
+  }
+
+  private lookup(publicKey: string): ApiKeyRecord | null {
+    const secret = this.source.get
+      ? this.source.get(publicKey)
+      : this.source.list().find((s) => s.metadata?.name === publicKey);
+    const record = secret ? recordOf(secret) : null;
+    // Defence in depth against a shared cache that spans namespaces: a key from another
+    // namespace never authenticates here.
+    return record && record.namespace === this.namespace && record.publicKey === publicKey ? record : null;
+  }
+
+  private refusal(record: ApiKeyRecord | null): ApiKeyFailure | undefined {
+    if (!record) return 'unknown';
+    if (!record.isActive) return 'revoked';
+    if (record.expiresAtMs !== null && record.expiresAtMs <= this.now()) return 'expired';
+    return undefined;
+  }
+
+  private records(): ApiKeyRecord[] {
+    const out: ApiKeyRecord[] = [];
+    for (const s of this.source.list()) {
+      if (s.type !== API_KEY_SECRET_TYPE) continue;
+      const r = recordOf(s);
+      if (r && r.namespace === this.namespace) out.push(r);
+    }
+    return out;
+  }
+
+  private view(r: ApiKeyRecord): ApiKeyView {
+    const expired = r.expiresAtMs !== null && r.expiresAtMs <= this.now();
+    return {
+      id: r.id,
+      name: r.name,
+      public_key: r.publicKey,
+      created_at: r.createdAt,
+      last_used_at: this.lastUsed.pendingFor(r.publicKey) ?? r.lastUsedAt,
+      expires_at: r.expiresAt,
+      is_active: r.isActive && !expired,
+    };
+  }
+
+  /** One bcrypt per key pair at a time: concurrent first requests share the comparison. */
+  private compareOnce(fast: string, secretKey: string, secretHash: string): Promise<boolean> {
+    const key = `${fast}/${secretHash}`;
+    let p = this.inflight.get(key);
+    if (!p) {
+      this.stats.bcryptCompares++;
+      p = bcrypt.compare(secretKey, secretHash).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, p);
+    }
+    return p;
+  }
+
+  private patchData(publicKey: string, values: Record<string, string>, what: string): Promise<void> {
+    const data = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, b64(v)]));
+    return this.kube(`${what} API key ${publicKey}`, () =>
+      this.core.patchNamespacedSecret(
+        { name: publicKey, namespace: this.namespace, body: { data } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    ).then(() => undefined);
+  }
+
+  private async kube<T>(context: string, call: () => Promise<T>): Promise<T> {
+    this.stats.kubeRequests++;
+    try {
+      return await call();
+    } catch (err) {
+      throw KubeError.from(err, context);
+    }
+  }
+
+  /**
+   * Read-your-writes: a client that creates (or revokes) a key and uses it at once must see the
+   * effect, so the write returns only once the informer shows it (bounded; logged if it lags).
+   */
+  private async awaitCache(publicKey: string, done: (r: ApiKeyRecord | null) => boolean, what: string) {
+    const met = await waitForSource(this.source, () => done(this.lookup(publicKey)), this.readYourWritesMs);
+    if (!met)
+      this.logger?.warn(
+        { publicKey, what, waitedMs: this.readYourWritesMs },
+        'API key cache lags behind a write',
+      );
+  }
+}
+
+export type { ApiKeyRecord };

@@ -1,0 +1,133 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import type { Logger } from '../log/index.ts';
+import type { ApiKeyVerifier } from './api-keys/service.ts';
+import { readCredential } from './credentials.ts';
+import { authErrorResponse } from './errors.ts';
+import { JwtError, type JwtVerifier } from './jwt.ts';
+import { type AuthMode, acceptsApiKeys, acceptsJwt } from './mode.ts';
+import { ANONYMOUS, type Principal } from './principal.ts';
+
+export const DEFAULT_PUBLIC_PATHS = ['/health', '/docs', '/docs/*', '/openapi.json'];
+
+export interface AuthMiddlewareOptions {
+  mode: AuthMode;
+  /** Required in basic and hybrid. */
+  apiKeys?: ApiKeyVerifier;
+  /** Required in sso and hybrid. */
+  jwt?: JwtVerifier;
+  /** Paths served without credentials: exact, or a prefix ending in `/*`. */
+  publicPaths?: string[];
+  realm?: string;
+  logger?: Logger;
+}
+
+/**
+ * The API service's authentication, per AUTH_MODE. Sets `c.get('principal')` for the routes.
+ * Client-supplied `Impersonate-*` headers are refused in every mode: identities reach Kubernetes
+ * only through what this middleware established, never through what the client claims.
+ */
+export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler {
+  const { mode, apiKeys, jwt, logger } = opts;
+  if (acceptsApiKeys(mode) && !apiKeys) throw new Error(`AUTH_MODE=${mode} needs the API key service`);
+  if (acceptsJwt(mode) && !jwt) throw new Error(`AUTH_MODE=${mode} needs a JWT verifier (OIDC_ISSUER_URL)`);
+  const isPublic = publicMatcher(opts.publicPaths ?? DEFAULT_PUBLIC_PATHS);
+  const realm = (opts.realm ?? 'berth').replace(/"/g, '');
+  const basicChallenge = `Basic realm="${realm}", charset="UTF-8"`;
+  const bearerChallenge = (error?: string, description?: string) =>
+    `Bearer realm="${realm}"` +
+    (error ? `, error="${error}", error_description="${(description ?? '').replace(/["\\]/g, '')}"` : '');
+
+  const unauthorized = (c: Context, message: string, bearerError?: string) => {
+    if (acceptsApiKeys(mode)) c.header('WWW-Authenticate', basicChallenge, { append: true });
+    if (acceptsJwt(mode))
+      c.header('WWW-Authenticate', bearerChallenge(bearerError, message), { append: true });
+    return authErrorResponse(c, 401, 'unauthorized', message);
+  };
+
+  return async (c, next) => {
+    const impersonation = impersonationHeader(c.req.raw.headers);
+    if (impersonation) {
+      logger?.warn(
+        { header: impersonation, path: c.req.path },
+        'refused client-supplied impersonation header',
+      );
+      return authErrorResponse(
+        c,
+        403,
+        'impersonation_forbidden',
+        `the ${impersonation} header is not accepted: the API service decides whom it acts as`,
+      );
+    }
+    if (mode === 'open' || isPublic(c.req.path)) {
+      c.set('principal', ANONYMOUS);
+      return next();
+    }
+    const cred = readCredential(c.req.header('authorization'), c.req.header('x-api-key'));
+    let principal: Principal;
+    switch (cred.kind) {
+      case 'none':
+        return unauthorized(c, missingMessage(mode));
+      case 'malformed':
+        return unauthorized(c, cred.message, cred.scheme === 'bearer' ? 'invalid_token' : undefined);
+      case 'api-key': {
+        if (!acceptsApiKeys(mode) || !apiKeys)
+          return unauthorized(c, `API keys are not accepted in ${mode} mode; send a bearer JWT`);
+        const result = await apiKeys.verify(cred.publicKey, cred.secretKey);
+        if (!result.ok) {
+          logger?.info(
+            { publicKey: cred.publicKey, reason: result.reason, form: cred.form },
+            'API key refused',
+          );
+          return unauthorized(c, 'invalid, revoked or expired API key');
+        }
+        principal = {
+          kind: 'api-key',
+          name: result.record.publicKey,
+          publicKey: result.record.publicKey,
+          keyName: result.record.name,
+        };
+        break;
+      }
+      case 'jwt': {
+        if (!acceptsJwt(mode) || !jwt)
+          return unauthorized(c, `bearer JWTs are not accepted in ${mode} mode; use an API key`);
+        try {
+          principal = await jwt.verify(cred.token);
+        } catch (err) {
+          if (err instanceof JwtError && err.unavailable) {
+            logger?.error({ err }, 'cannot verify bearer token: issuer unavailable');
+            return authErrorResponse(
+              c,
+              503,
+              'auth_unavailable',
+              'the OIDC issuer cannot be reached; retry later',
+            );
+          }
+          const message = err instanceof JwtError ? err.message : 'invalid token';
+          logger?.info({ reason: message, code: (err as JwtError).code }, 'bearer token refused');
+          return unauthorized(c, `invalid bearer token: ${message}`, 'invalid_token');
+        }
+        break;
+      }
+    }
+    c.set('principal', principal);
+    return next();
+  };
+}
+
+function missingMessage(mode: AuthMode): string {
+  if (mode === 'basic') return 'credentials required: HTTP Basic, X-API-Key or Bearer with an API key';
+  if (mode === 'sso') return 'credentials required: Authorization: Bearer <JWT access token>';
+  return 'credentials required: an API key (HTTP Basic, X-API-Key, Bearer pk:sk) or a bearer JWT';
+}
+
+function impersonationHeader(headers: Headers): string | undefined {
+  for (const name of headers.keys()) if (name.startsWith('impersonate-')) return name;
+  return undefined;
+}
+
+function publicMatcher(paths: string[]): (path: string) => boolean {
+  const exact = new Set(paths.filter((p) => !p.endsWith('/*')));
+  const prefixes = paths.filter((p) => p.endsWith('/*')).map((p) => p.slice(0, -1));
+  return (path) => exact.has(path) || prefixes.some((p) => path.startsWith(p));
+}

@@ -1,0 +1,35 @@
+import { describe, expect, it, vi } from 'vitest';
+import { acceptsApiKeys, acceptsJwt, resolveAuthMode } from './mode.ts';
+
+describe('resolveAuthMode', () => {
+  it('accepts the four modes, case-insensitively', () => {
+    for (const m of ['open', 'basic', 'sso', 'hybrid'] as const) {
+      expect(resolveAuthMode(m)).toBe(m);
+      expect(resolveAuthMode(` ${m.toUpperCase()} `)).toBe(m);
+    }
+  });
+
+  it('treats unset as open without a warning', () => {
+    const warn = vi.fn();
+    expect(resolveAuthMode(undefined, { warn } as never)).toBe('open');
+    expect(resolveAuthMode('', { warn } as never)).toBe('open');
+    expect(warn).not.toHaveBeenCalled();
+  });
+
+  it('falls back to open on an invalid value and warns once per value', () => {
+    const warn = vi.fn();
+    expect(resolveAuthMode('oidc-please', { warn } as never)).toBe('open');
+    expect(resolveAuthMode('oidc-please', { warn } as never)).toBe('open');
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn.mock.calls[0]?.[1]).toMatch(/invalid AUTH_MODE "oidc-please".*open/);
+  });
+
+  it('maps modes to accepted credential kinds', () => {
+    expect([acceptsApiKeys('basic'), acceptsApiKeys('hybrid'), acceptsApiKeys('sso')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
+    expect([acceptsJwt('sso'), acceptsJwt('hybrid'), acceptsJwt('basic')]).toEqual([true, true, false]);
+  });
+});

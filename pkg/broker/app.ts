@@ -1,0 +1,51 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import {
+  bodyLimit,
+  errorHandler,
+  mountDocsPage,
+  notFoundHandler,
+  requestId,
+  sendError,
+  validationHook,
+} from '../http/index.ts';
+import { mountChunkRoutes } from './chunks/routes.ts';
+import type { BrokerDeps } from './deps.ts';
+import { mountEventRoutes } from './events/routes.ts';
+import { mountHealthRoutes } from './health.ts';
+import { mountConversationRoutes } from './messages/conversation-routes.ts';
+import { mountMessageRoutes } from './messages/routes.ts';
+import { mountSessionRoutes } from './sessions/routes.ts';
+import { mountTraceRoutes } from './traces/routes.ts';
+
+export const BROKER_VERSION = process.env.npm_package_version ?? '0.1.0';
+
+/** The broker's HTTP surface: every route validated by zod and described in /openapi.json. */
+export function createBrokerApp(deps: BrokerDeps): OpenAPIHono {
+  const app = new OpenAPIHono({ defaultHook: validationHook });
+  app.use('*', requestId());
+  app.use(
+    '*',
+    bodyLimit(deps.config.bodyLimitBytes, (c, message) => sendError(c, 413, 'payload_too_large', message)),
+  );
+  app.onError(errorHandler(deps.logger));
+  app.notFound(notFoundHandler);
+
+  mountHealthRoutes(app, deps);
+  mountMessageRoutes(app, deps);
+  mountConversationRoutes(app, deps);
+  mountChunkRoutes(app, deps);
+  mountEventRoutes(app, deps);
+  mountSessionRoutes(app, deps);
+  mountTraceRoutes(app, deps);
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Berth broker',
+      version: BROKER_VERSION,
+      description: 'Messages, conversations (memory contract), chunks, traces, events and sessions.',
+    },
+  });
+  mountDocsPage(app, '/api-docs', '/openapi.json', 'Berth broker');
+  return app;
+}

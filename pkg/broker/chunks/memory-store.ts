@@ -1,0 +1,152 @@
+import type { Caps } from '../core/capped-log.ts';
+import { entryBytes } from '../core/capped-log.ts';
+import { IndexedLog } from '../core/indexed-log.ts';
+import type { Journal } from '../core/journal.ts';
+import type { Page } from '../core/seq-deque.ts';
+import type { ChunkStore, CompleteResult, StoredChunk, StreamState } from './types.ts';
+
+export interface MemoryChunkStoreOptions {
+  caps: Caps;
+  maxStreams: number;
+  ttlSeconds: number;
+  journal?: Journal | undefined;
+  now?: () => number;
+}
+
+const CHUNK_KEY = ',"chunk":';
+
+function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): StoredChunk {
+  const kind = r.type === 'complete' ? 'complete' : 'chunk';
+  const chunk = r.chunk as Record<string, unknown> | undefined;
+  return {
+    seq: r.sequence as number,
+    json,
+    bytes: entryBytes(json, 64),
+    expiresAt,
+    query: String(r.query),
+    kind,
+    chunkAt: kind === 'chunk' ? json.indexOf(CHUNK_KEY) + CHUNK_KEY.length : json.length - 1,
+    isError: !!chunk && typeof chunk === 'object' && 'error' in chunk,
+  };
+}
+
+/** Chunks in memory: one firehose log indexed by query, plus each query's stream state. */
+export class MemoryChunkStore implements ChunkStore {
+  readonly #log: IndexedLog<StoredChunk, 'query'>;
+  readonly #streams = new Map<string, StreamState>();
+  readonly #listeners: Array<(c: StoredChunk) => void> = [];
+  readonly #opts: MemoryChunkStoreOptions;
+
+  constructor(opts: MemoryChunkStoreOptions) {
+    this.#opts = opts;
+    this.#log = new IndexedLog({
+      caps: opts.caps,
+      keys: { query: (e) => e.query },
+      journal: opts.journal,
+      now: opts.now,
+      revive: (r, json, x) => {
+        const e = entryOf(r, json, x);
+        this.#track(e);
+        return e;
+      },
+    });
+  }
+
+  load(): Promise<void> {
+    return this.#log.load();
+  }
+
+  head(): number {
+    return this.#log.seq;
+  }
+
+  onAppend(listener: (c: StoredChunk) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  state(query: string): StreamState | undefined {
+    return this.#streams.get(query);
+  }
+
+  async append(query: string, chunks: Record<string, unknown>[]): Promise<StoredChunk[]> {
+    const st = this.#streams.get(query);
+    if (!st || st.completed) this.#open(query);
+    const out: StoredChunk[] = [];
+    for (const chunk of chunks) out.push(this.#add(query, 'chunk', chunk));
+    return out;
+  }
+
+  async complete(query: string): Promise<{ result: CompleteResult; marker?: StoredChunk }> {
+    const st = this.#streams.get(query);
+    if (!st) return { result: 'unknown' };
+    if (st.completed) return { result: 'already_completed' };
+    return { result: 'completed', marker: this.#add(query, 'complete') };
+  }
+
+  async page(query: string | undefined, cursor: number, limit: number): Promise<Page<StoredChunk>> {
+    return this.#log.page(query === undefined ? undefined : ['query', query], cursor, limit);
+  }
+
+  async purge(): Promise<number> {
+    this.#streams.clear();
+    return this.#log.clear();
+  }
+
+  sweep(): void {
+    const cutoff = this.#log.now() - this.#opts.ttlSeconds * 1000;
+    for (const [q, st] of this.#streams) if (st.lastActivity < cutoff) this.#streams.delete(q);
+    this.#log.sweep();
+  }
+
+  async close(): Promise<void> {
+    this.#log.close();
+  }
+
+  /** A new run: the stream is (re)opened after everything stored so far. */
+  #open(query: string): void {
+    this.#streams.delete(query);
+    this.#streams.set(query, {
+      query,
+      completed: false,
+      runAfter: this.#log.seq,
+      lastActivity: this.#log.now(),
+    });
+    while (this.#streams.size > this.#opts.maxStreams) {
+      const oldest = this.#streams.keys().next().value as string;
+      this.#streams.delete(oldest);
+      this.#log.remove('query', oldest);
+    }
+  }
+
+  #add(query: string, kind: 'chunk' | 'complete', chunk?: Record<string, unknown>): StoredChunk {
+    const now = this.#log.now();
+    const head = `{"sequence":${this.#log.nextSeq()},"query":${JSON.stringify(query)},"timestamp":"${new Date(now).toISOString()}"`;
+    const json =
+      kind === 'chunk'
+        ? `${head},"type":"chunk"${CHUNK_KEY}${JSON.stringify(chunk)}}`
+        : `${head},"type":"complete"}`;
+    const e = entryOf(
+      kind === 'chunk'
+        ? { sequence: this.#log.seq, query, type: kind, chunk }
+        : { sequence: this.#log.seq, query, type: kind },
+      json,
+      now + this.#opts.ttlSeconds * 1000,
+    );
+    this.#log.append(e);
+    this.#track(e);
+    for (const l of this.#listeners) l(e);
+    return e;
+  }
+
+  /** Keeps stream states in step with records (also while loading the journal). */
+  #track(e: StoredChunk): void {
+    let st = this.#streams.get(e.query);
+    if (!st || (st.completed && e.kind === 'chunk')) {
+      this.#streams.delete(e.query);
+      st = { query: e.query, completed: false, runAfter: e.seq - 1, lastActivity: this.#log.now() };
+      this.#streams.set(e.query, st);
+    }
+    st.lastActivity = this.#log.now();
+    if (e.kind === 'complete') st.completed = true;
+  }
+}

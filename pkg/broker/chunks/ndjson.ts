@@ -1,0 +1,73 @@
+/** A body line that is not a JSON object. */
+export class ChunkParseError extends Error {
+  override name = 'ChunkParseError';
+  readonly line: number;
+  constructor(line: number, message: string) {
+    super(`line ${line}: ${message}`);
+    this.line = line;
+  }
+}
+
+function parseObject(text: string, line: number): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new ChunkParseError(line, `invalid JSON (${(err as Error).message})`);
+  }
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw new ChunkParseError(line, 'a chunk must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+/**
+ * NDJSON parsed as it arrives: `onChunk` runs for each complete line as soon as its newline is
+ * read (so watchers see chunks live during a long upload), and the last line counts even without a
+ * trailing newline. Blank lines are skipped.
+ */
+export async function readNdjson(
+  body: ReadableStream<Uint8Array>,
+  onChunks: (chunks: Record<string, unknown>[]) => Promise<void>,
+): Promise<number> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  let line = 0;
+  let count = 0;
+  const flushLines = async (final: boolean) => {
+    const parts = buffered.split('\n');
+    buffered = final ? '' : (parts.pop() ?? '');
+    const batch: Record<string, unknown>[] = [];
+    for (const p of parts) {
+      line++;
+      const t = p.trim();
+      if (t) batch.push(parseObject(t, line));
+    }
+    if (batch.length) {
+      await onChunks(batch);
+      count += batch.length;
+    }
+  };
+  for await (const bytes of body) {
+    buffered += decoder.decode(bytes, { stream: true });
+    if (buffered.includes('\n')) await flushLines(false);
+  }
+  buffered += decoder.decode();
+  await flushLines(true);
+  return count;
+}
+
+/** `application/json`: one chunk object or an array of them. */
+export function parseJsonChunks(text: string): Record<string, unknown>[] {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new ChunkParseError(1, `invalid JSON (${(err as Error).message})`);
+  }
+  const list = Array.isArray(v) ? v : [v];
+  return list.map((c, i) => {
+    if (!c || typeof c !== 'object' || Array.isArray(c))
+      throw new ChunkParseError(i + 1, 'a chunk must be a JSON object');
+    return c as Record<string, unknown>;
+  });
+}

@@ -1,0 +1,99 @@
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import type { Context } from 'hono';
+import { DONE_FRAME, eventFrame, type HubItem, lastEventId, openSse, watch } from '../../http/index.ts';
+import type { WatchDeps } from '../core/watch-route.ts';
+import { splitChunk } from './split.ts';
+import { type ChunkStore, chunkJson, type StoredChunk } from './types.ts';
+
+const EMPTY = Buffer.alloc(0);
+
+export const queryTopic = (query: string) => `stream/${query}`;
+
+export interface QueryStreamOptions {
+  fromBeginning: boolean;
+  /** wait-for-query seconds (already clamped), or undefined to require a known query. */
+  waitSeconds: number | undefined;
+  maxChunkSize: number | undefined;
+  idleMs: number;
+}
+
+const errorFrame = (message: string, code: string) =>
+  eventFrame(undefined, JSON.stringify({ error: { message, type: 'timeout_error', code } }));
+
+/**
+ * `GET /stream/{query}`: the query's chunks as `data: <chunk>` frames, ending with `[DONE]` on
+ * completion or after an error chunk. Waits up to wait-for-query seconds for a query that has not
+ * started, and ends a stream that stays silent longer than the idle timeout, with an error frame
+ * then `[DONE]` in both cases — a reader is never left hanging.
+ */
+export function serveQueryStream(
+  c: Context,
+  deps: WatchDeps,
+  store: ChunkStore,
+  query: string,
+  opts: QueryStreamOptions,
+): Response {
+  const sink = openSse(c, deps.maxBufferedBytes, deps.hub.scheduler);
+  const finish = (last: Buffer[]) => sink.close('done', last);
+  let timer: NodeJS.Timeout | undefined;
+  const arm = (ms: number, onFire: () => void) => {
+    clearTimeout(timer);
+    timer = setTimeout(onFire, ms);
+    timer.unref();
+  };
+  const idle = () =>
+    arm(opts.idleMs, () =>
+      finish([
+        errorFrame(`no chunk for ${Math.round(opts.idleMs / 1000)} s; the stream was closed`, 'idle_timeout'),
+        DONE_FRAME,
+      ]),
+    );
+  sink.onClose(() => clearTimeout(timer));
+
+  const deliver = (item: HubItem<StoredChunk>) => {
+    const e = item.meta;
+    if (e.kind === 'complete') return finish([DONE_FRAME]);
+    const json = chunkJson(e);
+    if (opts.maxChunkSize !== undefined && json.length > opts.maxChunkSize) {
+      const parts = splitChunk(JSON.parse(json) as Record<string, unknown>, opts.maxChunkSize);
+      // Only the last piece carries the id, so a resume never skips the rest of a split chunk.
+      for (const [i, p] of parts.entries())
+        sink.write(eventFrame(i === parts.length - 1 ? e.seq : undefined, JSON.stringify(p)));
+    } else sink.write(item.frame.length ? item.frame : eventFrame(e.seq, json));
+    if (e.isError) return finish([DONE_FRAME]);
+    idle();
+  };
+
+  const state = store.state(query);
+  const resumed = lastEventId(c.req.header('last-event-id'));
+  const after = resumed ?? (opts.fromBeginning ? (state?.runAfter ?? 0) : undefined);
+  if (state) idle();
+  else
+    arm((opts.waitSeconds ?? 0) * 1000, () =>
+      finish([
+        errorFrame(`query ${JSON.stringify(query)} did not start within ${opts.waitSeconds} s`, 'timeout'),
+        DONE_FRAME,
+      ]),
+    );
+
+  watch<StoredChunk>({
+    hub: deps.hub,
+    topic: queryTopic(query),
+    sink,
+    after,
+    head: store.head(),
+    deliver,
+    // `deliver` frames from the record itself, so replayed items need no frame of their own.
+    replay: async (from, n) =>
+      (await store.page(query, from, n)).items.map((e) => ({ seq: e.seq, frame: EMPTY, meta: e })),
+  })
+    .then(() => {
+      // A live-only reader of a stream that already completed gets [DONE] at once.
+      if (after === undefined && store.state(query)?.completed) finish([DONE_FRAME]);
+    })
+    .catch((err: unknown) => {
+      deps.logger.warn({ err, query }, 'query stream failed');
+      sink.close('server');
+    });
+  return RESPONSE_ALREADY_SENT;
+}

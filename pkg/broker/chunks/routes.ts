@@ -1,0 +1,197 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { type AnyOpenAPIHono, mediaTypeOf, route, sendError } from '../../http/index.ts';
+import { boolParam, DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
+import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
+import { type BrokerDeps, watchDeps } from '../deps.ts';
+import { idParam } from '../messages/schemas.ts';
+import { ChunkParseError, parseJsonChunks, readNdjson } from './ndjson.ts';
+import { serveQueryStream } from './query-stream.ts';
+import type { StoredChunk } from './types.ts';
+
+export const CHUNKS_TOPIC = 'chunks';
+export const chunkMeta = (e: StoredChunk) => e;
+const tags = ['Chunks'];
+const NDJSON = new Set([
+  '',
+  'application/x-ndjson',
+  'application/ndjson',
+  'application/jsonl',
+  'application/x-jsonlines',
+]);
+
+const streamQuery = z.object({
+  'from-beginning': boolParam,
+  'wait-for-query': z
+    .string()
+    .regex(/^\d{1,6}$/, 'wait-for-query must be a number of seconds')
+    .transform((v) => Math.min(300, Math.max(1, Number(v))))
+    .optional(),
+  'max-chunk-size': z
+    .string()
+    .regex(/^\d{1,9}$/, 'max-chunk-size must be a positive number of bytes')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'max-chunk-size must be at least 1'))
+    .optional(),
+});
+
+export function mountChunkRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
+  const store = deps.stores.chunks;
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/stream',
+      tags,
+      summary: 'The chunk firehose (records {sequence, query, timestamp, type, chunk}), paged or watched',
+      request: { query: z.object({ query: z.string().min(1).optional(), ...listQueryShape }) },
+      responses: { 200: { description: '{items,total,hasMore,nextCursor} or SSE' } },
+    }),
+    async (c) => {
+      const q = c.req.valid('query');
+      if (q.watch)
+        return serveWatch(c, watchDeps(deps), {
+          topic: CHUNKS_TOPIC,
+          after: watchStart(c, q),
+          head: store.head(),
+          filter: q.query === undefined ? undefined : (e: StoredChunk) => e.query === q.query,
+          replay: replayOf(async (after, n) => (await store.page(q.query, after, n)).items, chunkMeta),
+        });
+      const cursor = q.cursor ?? 0;
+      const p = await store.page(q.query, cursor, q.limit ?? DEFAULT_LIMIT);
+      return jsonResponse(
+        listJson(
+          p.items.map((e) => e.json),
+          p.total,
+          p.hasMore,
+          p.items.at(-1)?.seq ?? cursor,
+        ),
+      );
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/stream/{query}',
+      tags,
+      summary: "SSE of one query's chunks, ending with [DONE]",
+      request: { params: idParam('query'), query: streamQuery },
+      responses: {
+        200: { description: 'text/event-stream' },
+        404: { description: 'Unknown query and no wait-for-query' },
+      },
+    }),
+    (c) => {
+      const { query } = c.req.valid('param');
+      const q = c.req.valid('query');
+      if (!store.state(query) && q['wait-for-query'] === undefined)
+        return sendError(
+          c,
+          404,
+          'not_found',
+          `no stream for query ${JSON.stringify(query)}; pass wait-for-query=<seconds> to wait for it`,
+        );
+      return serveQueryStream(c, watchDeps(deps), store, query, {
+        fromBeginning: q['from-beginning'] ?? false,
+        waitSeconds: q['wait-for-query'],
+        maxChunkSize: q['max-chunk-size'],
+        idleMs: deps.config.sse.streamIdleMs,
+      });
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/stream/{query}',
+      tags,
+      summary: 'Push chunks: NDJSON (parsed as it arrives) or JSON (one chunk or an array)',
+      // The body is read by the handler (streamed NDJSON), so it is described rather than validated here.
+      description:
+        'Body: `application/x-ndjson` — one `chat.completion.chunk` object per line, stored as each line arrives (the last line may lack a newline); or `application/json` — one chunk object or an array of them. A POST after completion starts a new run of the stream.',
+      request: { params: idParam('query') },
+      responses: { 200: { description: '{status: "stream_processed", query, chunks_received}' } },
+    }),
+    (c) => ingest(c, deps, c.req.valid('param').query),
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/stream/{query}/complete',
+      tags,
+      summary: "Mark a query's stream complete",
+      request: { params: idParam('query') },
+      responses: {
+        200: { description: '{status: "completed"|"already_completed", query}' },
+        404: { description: 'Unknown query' },
+      },
+    }),
+    async (c) => {
+      const { query } = c.req.valid('param');
+      const r = await store.complete(query);
+      if (r.result === 'unknown')
+        return sendError(c, 404, 'not_found', `no stream for query ${JSON.stringify(query)}`);
+      return c.json({ status: r.result, query }, 200);
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/stream',
+      tags,
+      summary: 'Purge every chunk and stream state (sequences are not reused)',
+      responses: { 200: { description: '{deleted}' } },
+    }),
+    async (c) => c.json({ deleted: await store.purge() }, 200),
+  );
+}
+
+async function ingest(c: Context, deps: BrokerDeps, query: string): Promise<Response> {
+  const store = deps.stores.chunks;
+  const type = mediaTypeOf(c);
+  let received = 0;
+  try {
+    if (type === 'application/json') {
+      const chunks = parseJsonChunks(await c.req.text());
+      await store.append(query, chunks);
+      received = chunks.length;
+    } else if (NDJSON.has(type)) {
+      await store.append(query, []);
+      const body = c.req.raw.body;
+      if (body)
+        received = await readNdjson(body, async (chunks) => {
+          await store.append(query, chunks);
+          received += chunks.length;
+        });
+    } else {
+      return sendError(
+        c,
+        415,
+        'unsupported_media_type',
+        `unsupported media type ${JSON.stringify(type)}; send application/x-ndjson or application/json`,
+      );
+    }
+  } catch (err) {
+    if (err instanceof ChunkParseError)
+      return sendError(
+        c,
+        400,
+        'invalid_chunk',
+        `${err.message}; ${received} chunk(s) before it were stored`,
+        {
+          chunks_received: received,
+        },
+      );
+    throw err;
+  }
+  return c.json({ status: 'stream_processed', query, chunks_received: received }, 200);
+}

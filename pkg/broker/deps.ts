@@ -1,0 +1,31 @@
+import type { SseHub } from '../http/index.ts';
+import type { Logger } from '../log/index.ts';
+import type { ChunkStore } from './chunks/types.ts';
+import type { BrokerConfig } from './config.ts';
+import type { WatchDeps } from './core/watch-route.ts';
+import type { EventStore } from './events/types.ts';
+import type { MessageStore } from './messages/types.ts';
+import type { SessionStore } from './sessions/types.ts';
+import type { TraceStore } from './traces/types.ts';
+
+export interface BrokerStores {
+  messages: MessageStore;
+  events: EventStore;
+  chunks: ChunkStore;
+  traces: TraceStore;
+  sessions: SessionStore;
+}
+
+/** What route modules get: config, logger, the process's SSE hub and the stores. */
+export interface BrokerDeps {
+  config: BrokerConfig;
+  logger: Logger;
+  hub: SseHub;
+  stores: BrokerStores;
+  /** False while starting or shutting down (readiness). */
+  ready?: () => boolean;
+}
+
+export function watchDeps(d: BrokerDeps): WatchDeps {
+  return { hub: d.hub, logger: d.logger, maxBufferedBytes: d.config.sse.maxBufferedBytes };
+}

@@ -1,0 +1,118 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { type AnyOpenAPIHono, route } from '../../http/index.ts';
+import { jsonOnly } from '../core/json-body.ts';
+import { DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
+import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
+import { type BrokerDeps, watchDeps } from '../deps.ts';
+import { idParam } from '../messages/schemas.ts';
+import { type EventFilter, eventBody, type StoredEvent } from './types.ts';
+
+export const EVENTS_TOPIC = 'events';
+export type EventMeta = { q: string; s: string };
+export const eventMeta = (e: StoredEvent): EventMeta => ({ q: e.queryId, s: e.sessionId });
+
+const tags = ['Events'];
+const eventsQuery = z.object({ session_id: z.string().min(1).optional(), ...listQueryShape });
+
+export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
+  const store = deps.stores.events;
+
+  const list = async (c: Context, f: EventFilter, q: z.output<typeof eventsQuery>) => {
+    if (q.watch)
+      return serveWatch(c, watchDeps(deps), {
+        topic: EVENTS_TOPIC,
+        after: watchStart(c, q),
+        head: store.head(),
+        filter: (m: EventMeta) =>
+          (f.queryId === undefined || m.q === f.queryId) &&
+          (f.sessionId === undefined || m.s === f.sessionId),
+        replay: replayOf(async (after, n) => (await store.page(f, after, n)).items, eventMeta),
+      });
+    const cursor = q.cursor ?? 0;
+    const p = await store.page(f, cursor, q.limit ?? DEFAULT_LIMIT);
+    return jsonResponse(
+      listJson(
+        p.items.map((e) => e.json),
+        p.total,
+        p.hasMore,
+        p.items.at(-1)?.seq ?? cursor,
+      ),
+    );
+  };
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/events',
+      tags,
+      summary: 'List operation events (filter session_id), or watch them',
+      request: { query: eventsQuery },
+      responses: { 200: { description: '{items,total,hasMore,nextCursor} or SSE' } },
+    }),
+    (c) => {
+      const q = c.req.valid('query');
+      return list(c, { sessionId: q.session_id }, q);
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/events/{queryId}',
+      tags,
+      summary: "A query's events (an unknown query has none), or watch them",
+      request: { params: idParam('queryId'), query: eventsQuery },
+      responses: { 200: { description: '{items,total,hasMore,nextCursor} or SSE' } },
+    }),
+    (c) => {
+      const q = c.req.valid('query');
+      return list(c, { queryId: c.req.valid('param').queryId, sessionId: q.session_id }, q);
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/events',
+      tags,
+      summary: 'Record an operation event',
+      middleware: [jsonOnly()] as const,
+      request: { body: { content: { 'application/json': { schema: eventBody } }, required: true } },
+      responses: { 201: { description: 'The stored event with its sequence' } },
+    }),
+    async (c) => jsonResponse((await store.append(c.req.valid('json'))).json, 201),
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/events',
+      tags,
+      summary: 'Purge every event (sessions stay)',
+      responses: { 200: { description: '{deleted}' } },
+    }),
+    async (c) => c.json({ deleted: await store.delete() }, 200),
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/events/{queryId}',
+      tags,
+      summary: "Delete a query's events (the Query finalizer); idempotent, sessions stay",
+      request: { params: idParam('queryId') },
+      responses: { 200: { description: '{query_id, deleted}' } },
+    }),
+    async (c) => {
+      const { queryId } = c.req.valid('param');
+      return c.json({ query_id: queryId, deleted: await store.delete(queryId) }, 200);
+    },
+  );
+}

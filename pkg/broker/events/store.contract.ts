@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import type { EventStore } from './types.ts';
+
+export function eventStoreContract(name: string, make: () => Promise<EventStore>): void {
+  const ev = (queryId: string, sessionId?: string) => ({
+    eventType: 'Normal' as const,
+    reason: 'QueryExecutionStart',
+    message: '',
+    data: { queryId, ...(sessionId ? { sessionId } : {}) },
+  });
+  describe(`EventStore contract: ${name}`, () => {
+    it('filters by query and by session (session defaults to the query id), pages by cursor', async () => {
+      const s = await make();
+      await s.append(ev('q1', 's'));
+      await s.append(ev('q2', 's'));
+      await s.append(ev('q3'));
+      expect((await s.page({ sessionId: 's' }, 0, 10)).items.map((e) => e.seq)).toEqual([1, 2]);
+      expect((await s.page({ sessionId: 'q3' }, 0, 10)).total).toBe(1);
+      expect((await s.page({ queryId: 'q2' }, 0, 10)).items.map((e) => e.queryId)).toEqual(['q2']);
+      expect((await s.page({}, 1, 1)).items.map((e) => e.seq)).toEqual([2]);
+      await s.close();
+    });
+    it('deletes one query or all, never reusing sequences', async () => {
+      const s = await make();
+      await s.append(ev('q1'));
+      await s.append(ev('q2'));
+      expect(await s.delete('q1')).toBe(1);
+      expect(await s.delete()).toBe(1);
+      expect((await s.append(ev('q3'))).seq).toBe(3);
+      await s.close();
+    });
+  });
+}

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { TimedEntry } from '../core/indexed-log.ts';
+import type { Page } from '../core/seq-deque.ts';
+
+const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp');
+
+export const eventBody = z.object({
+  timestamp: isoDate.optional(),
+  eventType: z.enum(['Normal', 'Warning']),
+  reason: z.string().min(1, 'reason is required').max(256),
+  message: z
+    .string()
+    .max(64 * 1024)
+    .optional()
+    .default(''),
+  data: z
+    .object({
+      queryId: z.string().max(256).optional(),
+      queryName: z.string().max(256).optional(),
+      queryNamespace: z.string().max(256).optional(),
+      sessionId: z.string().max(256).optional(),
+    })
+    .catchall(z.union([z.string(), z.number(), z.boolean(), z.null()]))
+    .optional()
+    .default({}),
+});
+export type EventInput = z.output<typeof eventBody>;
+
+export interface StoredEvent extends TimedEntry {
+  queryId: string;
+  sessionId: string;
+  reason: string;
+  eventType: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+export interface EventFilter {
+  queryId?: string | undefined;
+  sessionId?: string | undefined;
+}
+
+/** Storage seam of operation events; every backend passes `store.contract.ts`. */
+export interface EventStore {
+  head(): number;
+  append(input: EventInput): Promise<StoredEvent>;
+  page(f: EventFilter, cursor: number, limit: number): Promise<Page<StoredEvent>>;
+  /** Deletes the events of one query, or all when no query is given. */
+  delete(queryId?: string): Promise<number>;
+  onAppend(listener: (e: StoredEvent) => void): void;
+  close(): Promise<void>;
+}
+
+/** Session of an event: `data.sessionId`, else the query id (wire convention). */
+export function sessionOf(data: Record<string, unknown>): string {
+  const s = data.sessionId;
+  if (typeof s === 'string' && s) return s;
+  const q = data.queryId;
+  return typeof q === 'string' ? q : '';
+}

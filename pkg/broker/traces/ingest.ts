@@ -1,0 +1,78 @@
+import { gunzipSync } from 'node:zlib';
+import type { Context } from 'hono';
+import { mediaTypeOf, sendError } from '../../http/index.ts';
+import type { BrokerDeps } from '../deps.ts';
+import { flattenRequest } from './otlp.ts';
+import { decodeTraceRequest, encodeTraceResponse } from './otlp-proto.ts';
+
+const JSON_TYPE = 'application/json';
+const PROTO_TYPES = new Set(['application/x-protobuf', 'application/protobuf']);
+
+/**
+ * `POST /v1/traces` per OTLP/HTTP: JSON or protobuf, optionally gzip; 415 for another media type,
+ * 413 past the body limit (also once decompressed), 400 when undecodable; spans that fail
+ * validation are reported in `partialSuccess` while the others are stored. A protobuf request gets
+ * a protobuf ExportTraceServiceResponse.
+ */
+export async function ingestTraces(c: Context, deps: BrokerDeps): Promise<Response> {
+  const type = mediaTypeOf(c);
+  const proto = PROTO_TYPES.has(type);
+  if (!proto && type !== JSON_TYPE)
+    return sendError(
+      c,
+      415,
+      'unsupported_media_type',
+      `unsupported media type ${JSON.stringify(type || 'none')}; send application/json or application/x-protobuf`,
+    );
+  let body: Uint8Array = new Uint8Array(await c.req.arrayBuffer());
+  const encoding = (c.req.header('content-encoding') ?? 'identity').toLowerCase();
+  if (encoding === 'gzip') {
+    try {
+      body = gunzipSync(body, { maxOutputLength: deps.config.bodyLimitBytes });
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
+        return sendError(
+          c,
+          413,
+          'payload_too_large',
+          `decompressed body exceeds ${deps.config.bodyLimitBytes} bytes`,
+        );
+      return sendError(c, 400, 'invalid_encoding', `body is not valid gzip: ${(err as Error).message}`);
+    }
+  } else if (encoding !== 'identity')
+    return sendError(
+      c,
+      415,
+      'unsupported_encoding',
+      `unsupported content-encoding ${JSON.stringify(encoding)}; use gzip or none`,
+    );
+
+  let flat: ReturnType<typeof flattenRequest>;
+  try {
+    const req = proto
+      ? decodeTraceRequest(body)
+      : (JSON.parse(Buffer.from(body).toString('utf8')) as unknown);
+    flat = flattenRequest(req);
+  } catch (err) {
+    return sendError(
+      c,
+      400,
+      'invalid_otlp',
+      `undecodable ${proto ? 'protobuf' : 'JSON'} trace export: ${(err as Error).message}`,
+    );
+  }
+  await deps.stores.traces.ingest(flat.spans);
+  const partial = flat.rejected
+    ? {
+        rejectedSpans: flat.rejected,
+        errorMessage: `${flat.rejected} span(s) rejected: ${flat.errors.join('; ')}`,
+      }
+    : undefined;
+  if (partial)
+    deps.logger.warn({ rejected: flat.rejected, accepted: flat.spans.length }, 'rejected invalid spans');
+  if (proto)
+    return c.body(encodeTraceResponse(partial) as Uint8Array<ArrayBuffer>, 200, {
+      'content-type': 'application/x-protobuf',
+    });
+  return c.json(partial ? { partialSuccess: partial } : {}, 200);
+}

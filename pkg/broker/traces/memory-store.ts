@@ -1,0 +1,134 @@
+import type { Caps } from '../core/capped-log.ts';
+import { entryBytes } from '../core/capped-log.ts';
+import { IndexedLog } from '../core/indexed-log.ts';
+import type { Journal } from '../core/journal.ts';
+import type { SpanRecord } from './otlp.ts';
+import type { StoredSpan, TraceItem, TraceStore } from './types.ts';
+
+export interface MemoryTraceStoreOptions {
+  caps: Caps;
+  ttlSeconds: number;
+  journal?: Journal | undefined;
+  now?: () => number;
+}
+
+function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): StoredSpan {
+  return {
+    seq: r.sequence as number,
+    json,
+    bytes: entryBytes(json, 96),
+    expiresAt,
+    traceId: String(r.traceId),
+    sessionId: typeof r.sessionId === 'string' ? r.sessionId : '',
+  };
+}
+
+/** Spans in memory, indexed by trace and by session; a trace is the spans of one trace id. */
+export class MemoryTraceStore implements TraceStore {
+  readonly #log: IndexedLog<StoredSpan, 'trace' | 'session'>;
+  readonly #listeners: Array<(s: StoredSpan) => void> = [];
+  readonly #ttlMs: number;
+
+  constructor(opts: MemoryTraceStoreOptions) {
+    this.#ttlMs = opts.ttlSeconds * 1000;
+    this.#log = new IndexedLog({
+      caps: opts.caps,
+      keys: { trace: (e) => e.traceId, session: (e) => e.sessionId },
+      journal: opts.journal,
+      revive: entryOf,
+      now: opts.now,
+    });
+  }
+
+  load(): Promise<void> {
+    return this.#log.load();
+  }
+
+  head(): number {
+    return this.#log.seq;
+  }
+
+  onAppend(listener: (s: StoredSpan) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  async ingest(spans: SpanRecord[]): Promise<StoredSpan[]> {
+    const expiresAt = this.#log.now() + this.#ttlMs;
+    const out = spans.map((s) => {
+      const record = { sequence: this.#log.nextSeq(), ...s };
+      const e = entryOf(record, JSON.stringify(record), expiresAt);
+      this.#log.append(e);
+      return e;
+    });
+    for (const e of out) for (const l of this.#listeners) l(e);
+    return out;
+  }
+
+  async list(sessionId: string | undefined, cursor: number, limit: number) {
+    if (sessionId !== undefined) {
+      const ids = new Set<string>();
+      for (const s of this.#log.index('session', sessionId)?.values() ?? []) ids.add(s.traceId);
+      const all = [...ids].map((id) => this.#item(id)).filter((t): t is TraceItem => !!t);
+      const after = all.filter((t) => t.seq > cursor).sort((a, b) => a.seq - b.seq);
+      return { items: after.slice(0, limit), total: all.length, hasMore: after.length > limit };
+    }
+    const items: TraceItem[] = [];
+    const d = this.#log.log.entries;
+    for (const span of d.values(d.indexAfter(cursor))) {
+      // A trace is listed at the position of its latest span.
+      if (this.#log.index('trace', span.traceId)?.last() !== span) continue;
+      if (items.length === limit) return { items, total: this.#traceCount(), hasMore: true };
+      items.push(this.#item(span.traceId) as TraceItem);
+    }
+    return { items, total: this.#traceCount(), hasMore: false };
+  }
+
+  async trace(traceId: string): Promise<StoredSpan[] | undefined> {
+    return this.#item(traceId)?.spans;
+  }
+
+  async spans(
+    f: { traceId?: string; sessionId?: string },
+    cursor: number,
+    limit: number,
+  ): Promise<StoredSpan[]> {
+    if (f.traceId !== undefined) return this.#log.page(['trace', f.traceId], cursor, limit).items;
+    const out: StoredSpan[] = [];
+    const d = this.#log.log.entries;
+    for (const s of d.values(d.indexAfter(cursor))) {
+      if (f.sessionId !== undefined && !this.inSession(s.traceId, f.sessionId)) continue;
+      out.push(s);
+      if (out.length === limit) break;
+    }
+    return out;
+  }
+
+  inSession(traceId: string, sessionId: string): boolean {
+    for (const s of this.#log.index('trace', traceId)?.values() ?? [])
+      if (s.sessionId === sessionId) return true;
+    return false;
+  }
+
+  async purge(): Promise<number> {
+    return this.#log.clear();
+  }
+
+  sweep(): void {
+    this.#log.sweep();
+  }
+
+  async close(): Promise<void> {
+    this.#log.close();
+  }
+
+  #traceCount(): number {
+    return this.#log.indexSize('trace');
+  }
+
+  #item(traceId: string): TraceItem | undefined {
+    const d = this.#log.index('trace', traceId);
+    const last = d?.last();
+    if (!d || !last) return undefined;
+    return { traceId, seq: last.seq, spans: [...d.values()] };
+  }
+}

@@ -1,0 +1,106 @@
+import { createRoute } from '@hono/zod-openapi';
+import { z } from 'zod';
+import { type AnyOpenAPIHono, route, sendError } from '../../http/index.ts';
+import { DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
+import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
+import { type BrokerDeps, watchDeps } from '../deps.ts';
+import { idParam } from '../messages/schemas.ts';
+import { ingestTraces } from './ingest.ts';
+import { type StoredSpan, traceJson } from './types.ts';
+
+export const TRACES_TOPIC = 'traces';
+export type SpanMeta = { t: string; s: string };
+export const spanMeta = (e: StoredSpan): SpanMeta => ({ t: e.traceId, s: e.sessionId });
+const tags = ['Traces'];
+
+export function mountTraceRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
+  const store = deps.stores.traces;
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/traces',
+      tags,
+      summary: 'OTLP/HTTP trace ingest (JSON or protobuf, optionally gzip)',
+      description:
+        'Success: `{}` (JSON) or an empty ExportTraceServiceResponse (protobuf); invalid spans → 200 with partialSuccess {rejectedSpans, errorMessage}; 400 undecodable, 413 too large, 415 other media types.',
+      responses: { 200: { description: '{} or partialSuccess' } },
+    }),
+    (c) => ingestTraces(c, deps),
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/traces',
+      tags,
+      summary: 'Traces grouped by trace id, ordered by their latest span; or watch spans',
+      description: 'With watch=true the stream carries spans. from-beginning overrides cursor here.',
+      request: { query: z.object({ session_id: z.string().min(1).optional(), ...listQueryShape }) },
+      responses: {
+        200: { description: '{items: [{traceId, sequence, spans}], total, hasMore, nextCursor} or SSE' },
+      },
+    }),
+    async (c) => {
+      const q = c.req.valid('query');
+      const sid = q.session_id;
+      if (q.watch)
+        return serveWatch(c, watchDeps(deps), {
+          topic: TRACES_TOPIC,
+          after: watchStart(c, q, true),
+          head: store.head(),
+          filter: sid === undefined ? undefined : (m: SpanMeta) => m.s === sid || store.inSession(m.t, sid),
+          replay: replayOf((after, n) => store.spans({ sessionId: sid }, after, n), spanMeta),
+        });
+      const cursor = q.cursor ?? 0;
+      const p = await store.list(sid, cursor, q.limit ?? DEFAULT_LIMIT);
+      return jsonResponse(
+        listJson(p.items.map(traceJson), p.total, p.hasMore, p.items.at(-1)?.seq ?? cursor),
+      );
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/traces/{traceId}',
+      tags,
+      summary: 'One trace {traceId, spans}; with watch=true its spans as SSE (from-beginning replays them)',
+      request: {
+        params: idParam('traceId'),
+        query: z.object(listQueryShape).pick({ watch: true, cursor: true, 'from-beginning': true }),
+      },
+      responses: { 200: { description: '{traceId, spans}' }, 404: { description: 'Unknown trace' } },
+    }),
+    async (c) => {
+      const traceId = c.req.valid('param').traceId.toLowerCase();
+      const q = c.req.valid('query');
+      if (q.watch)
+        return serveWatch(c, watchDeps(deps), {
+          topic: TRACES_TOPIC,
+          after: watchStart(c, q, true),
+          head: store.head(),
+          filter: (m: SpanMeta) => m.t === traceId,
+          replay: replayOf((after, n) => store.spans({ traceId }, after, n), spanMeta),
+        });
+      const spans = await store.trace(traceId);
+      if (!spans) return sendError(c, 404, 'not_found', `trace ${JSON.stringify(traceId)} does not exist`);
+      return jsonResponse(`{"traceId":"${traceId}","spans":[${spans.map((s) => s.json).join(',')}]}`);
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: '/traces',
+      tags,
+      summary: 'Clear all trace data (sequences are not reused)',
+      responses: { 200: { description: '{deleted}' } },
+    }),
+    async (c) => c.json({ deleted: await store.purge() }, 200),
+  );
+}

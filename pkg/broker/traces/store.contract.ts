@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import type { TraceStore } from './types.ts';
+
+const span = (t: string, s: string, sessionId?: string) => ({
+  traceId: t.repeat(32),
+  spanId: s.repeat(16),
+  name: `${t}${s}`,
+  ...(sessionId ? { sessionId } : {}),
+});
+
+export function traceStoreContract(name: string, make: () => Promise<TraceStore>): void {
+  describe(`TraceStore contract: ${name}`, () => {
+    it('groups spans by trace, orders traces by their latest span, filters by session', async () => {
+      const s = await make();
+      await s.ingest([span('a', '1', 'S'), span('b', '1')]);
+      await s.ingest([span('a', '2')]);
+      const all = await s.list(undefined, 0, 10);
+      expect(all.items.map((t) => [t.traceId[0], t.seq, t.spans.length])).toEqual([
+        ['b', 2, 1],
+        ['a', 3, 2],
+      ]);
+      expect(all.total).toBe(2);
+      expect((await s.list(undefined, 2, 10)).items.map((t) => t.traceId[0])).toEqual(['a']);
+      expect((await s.list('S', 0, 10)).items.map((t) => t.spans.length)).toEqual([2]);
+      expect(s.inSession('a'.repeat(32), 'S')).toBe(true);
+      expect((await s.spans({ sessionId: 'S' }, 0, 10)).map((x) => x.seq)).toEqual([1, 3]);
+      expect(await s.trace('c'.repeat(32))).toBeUndefined();
+      await s.close();
+    });
+    it('purges without reusing sequences', async () => {
+      const s = await make();
+      await s.ingest([span('a', '1')]);
+      expect(await s.purge()).toBe(1);
+      expect((await s.ingest([span('a', '2')]))[0]?.seq).toBe(2);
+      await s.close();
+    });
+  });
+}

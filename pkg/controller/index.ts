@@ -1,0 +1,11 @@
+export { CacheLookup } from './lookup.ts';
+export {
+  type LeaderElectionConfig,
+  type RunningController,
+  type StartControllerOptions,
+  startController,
+} from './manager.ts';
+export { applySeed, parseSeed, SEEDER_FIELD_MANAGER, type SeedEntry } from './marketplace/seed.ts';
+export type { SeedSource } from './marketplace/seeder.ts';
+export { resolveMemory } from './memory.ts';
+export { ORPHANED_MESSAGE, type QueryReconcilerOptions } from './query/reconciler.ts';

@@ -1,0 +1,116 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { InformerCache } from '../kube/cache.ts';
+import type { Controller, ControllerMetricsSink, ReconcileOutcome } from '../kube/controller.ts';
+
+/** The controller's Prometheus metrics (served on the metrics port). */
+export class ControllerMetrics implements ControllerMetricsSink {
+  readonly registry: Registry;
+  private readonly total: Counter<'controller' | 'result'>;
+  private readonly errors: Counter<'controller'>;
+  private readonly panics: Counter<'controller'>;
+  private readonly duration: Histogram<'controller'>;
+  private readonly purge: Histogram<'complete'>;
+
+  constructor(opts: {
+    cache: InformerCache;
+    controllers: () => Controller[];
+    isLeader: () => boolean;
+    runningQueries: () => number;
+    registry?: Registry;
+    defaultMetrics?: boolean;
+  }) {
+    const registry = opts.registry ?? new Registry();
+    this.registry = registry;
+    if (opts.defaultMetrics !== false)
+      collectDefaultMetrics({ register: registry, prefix: 'berth_controller_' });
+    const registers = [registry];
+    this.total = new Counter({
+      name: 'berth_controller_reconcile_total',
+      help: 'Reconciles by controller and result (success, requeue, requeue_after, error, terminal, panic)',
+      labelNames: ['controller', 'result'],
+      registers,
+    });
+    this.errors = new Counter({
+      name: 'berth_controller_reconcile_errors_total',
+      help: 'Reconciles that failed (errors, terminal errors and panics)',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.panics = new Counter({
+      name: 'berth_controller_reconcile_panics_total',
+      help: 'Reconciles that threw a programming error (caught and requeued)',
+      labelNames: ['controller'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'berth_controller_reconcile_duration_seconds',
+      help: 'Time per reconcile',
+      labelNames: ['controller'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.purge = new Histogram({
+      name: 'berth_controller_query_purge_seconds',
+      help: 'From Query deletion to finalizer release; complete=false when released after the grace period',
+      labelNames: ['complete'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15, 60, 300, 900],
+      registers,
+    });
+    new Gauge({
+      name: 'berth_controller_workqueue_depth',
+      help: 'Keys waiting for a worker',
+      labelNames: ['controller'],
+      registers,
+      collect() {
+        for (const c of opts.controllers()) this.set({ controller: c.name }, c.queue.depth);
+      },
+    });
+    new Gauge({
+      name: 'berth_controller_informer_last_event_age_seconds',
+      help: 'Seconds since the informer last received a list, watch event or bookmark',
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        for (const h of opts.cache.health()) {
+          if (h.lastEventAgeMs !== null) this.set({ resource: h.name }, h.lastEventAgeMs / 1000);
+        }
+      },
+    });
+    new Gauge({
+      name: 'berth_controller_informer_restarts',
+      help: 'Times the informer stopped on an error and was restarted',
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        for (const h of opts.cache.health()) this.set({ resource: h.name }, h.restarts);
+      },
+    });
+    new Gauge({
+      name: 'berth_controller_leader',
+      help: '1 while this process holds the leader lease',
+      registers,
+      collect() {
+        this.set(opts.isLeader() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'berth_controller_queries_running',
+      help: 'Engine runs in flight in this process',
+      registers,
+      collect() {
+        this.set(opts.runningQueries());
+      },
+    });
+  }
+
+  reconciled(controller: string, outcome: ReconcileOutcome, seconds: number): void {
+    this.total.inc({ controller, result: outcome });
+    this.duration.observe({ controller }, seconds);
+    if (outcome === 'error' || outcome === 'terminal' || outcome === 'panic') this.errors.inc({ controller });
+    if (outcome === 'panic') this.panics.inc({ controller });
+  }
+
+  purged(seconds: number, complete: boolean): void {
+    this.purge.observe({ complete: String(complete) }, seconds);
+  }
+}

@@ -1,0 +1,86 @@
+import { DEFAULT_MEMORY_NAME, type Memory, type Query } from '../../api/index.ts';
+import type { ResourceLookup } from '../../engine/contract.ts';
+
+export interface PurgeDeps {
+  lookup: ResourceLookup;
+  brokerUrl?: string;
+  /** Per-request timeout. */
+  timeoutMs: number;
+  fetch?: typeof fetch;
+}
+
+/** One part of a query's broker data; `error` says why it could not be purged (yet). */
+export interface PurgeStep {
+  done: boolean;
+  /** What was (or was to be) purged, for logs and the Warning event. */
+  target: string;
+  error?: string;
+}
+
+function memoryHeaders(deps: PurgeDeps, memory: Memory, namespace: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const h of memory.spec.headers ?? []) {
+    if (h.value !== undefined) headers[h.name] = h.value;
+    const ref = h.valueFrom?.secretKeyRef;
+    if (ref) {
+      const v = deps.lookup.secretValue(namespace, ref.name, ref.key);
+      if (v === undefined) throw new Error(`header ${h.name}: secret ${ref.name} key ${ref.key} not found`);
+      headers[h.name] = v;
+    }
+  }
+  return headers;
+}
+
+async function del(
+  deps: PurgeDeps,
+  url: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  doneStatuses: number[],
+): Promise<string | undefined> {
+  try {
+    const res = await (deps.fetch ?? fetch)(url, {
+      method: 'DELETE',
+      headers,
+      signal: AbortSignal.any([signal, AbortSignal.timeout(deps.timeoutMs)]),
+    });
+    await res.body?.cancel();
+    if (res.ok || doneStatuses.includes(res.status)) return undefined;
+    return `HTTP ${res.status}`;
+  } catch (err) {
+    const e = err as Error & { cause?: { code?: string; message?: string } };
+    return e.cause?.code ?? e.cause?.message ?? e.message;
+  }
+}
+
+/**
+ * Messages are purged through the Query's Memory (spec.memory, else the namespace's Memory
+ * `default`; neither → nothing to purge). 404 and 405 mean the backend has no purge: done.
+ */
+export async function purgeMessages(deps: PurgeDeps, q: Query, signal: AbortSignal): Promise<PurgeStep> {
+  const ns = q.metadata.namespace ?? 'default';
+  const name = q.spec.memory?.name ?? DEFAULT_MEMORY_NAME;
+  const memory = deps.lookup.memory(ns, name);
+  if (!memory) return { done: true, target: `messages: no Memory ${name} in ${ns}, nothing to purge` };
+  const addr = memory.status?.lastResolvedAddress;
+  const target = `messages via Memory ${name}${addr ? ` (${addr})` : ''}`;
+  if (!addr) return { done: false, target, error: `Memory ${name} has no resolved address` };
+  let headers: Record<string, string>;
+  try {
+    headers = memoryHeaders(deps, memory, ns);
+  } catch (err) {
+    return { done: false, target, error: (err as Error).message };
+  }
+  const url = `${addr.replace(/\/+$/, '')}/queries/${encodeURIComponent(q.metadata.name)}/messages`;
+  const error = await del(deps, url, headers, signal, [404, 405]);
+  return error ? { done: false, target, error } : { done: true, target };
+}
+
+/** Events are purged on the configured broker; without BROKER_URL there is nothing to purge. */
+export async function purgeEvents(deps: PurgeDeps, q: Query, signal: AbortSignal): Promise<PurgeStep> {
+  if (!deps.brokerUrl) return { done: true, target: 'events: no broker configured' };
+  const base = deps.brokerUrl.replace(/\/+$/, '');
+  const target = `events at broker ${base}`;
+  const error = await del(deps, `${base}/events/${encodeURIComponent(q.metadata.name)}`, {}, signal, [404]);
+  return error ? { done: false, target, error } : { done: true, target };
+}

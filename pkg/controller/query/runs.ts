@@ -1,0 +1,80 @@
+import type { QueryOutcome } from '../../engine/contract.ts';
+
+export type AbortReason = 'canceled' | 'deleted' | 'shutdown';
+
+export interface Run {
+  uid: string;
+  key: string;
+  ctl: AbortController;
+  startedAt: number;
+  outcome?: QueryOutcome;
+  abortReason?: AbortReason;
+}
+
+/**
+ * Engine runs in flight in THIS process, by Query uid. A Query whose status says `running` with no
+ * entry here was orphaned by a previous leader. Finished uids are remembered for a while, because
+ * the cache may still show `running` after our own final status write.
+ */
+export class Runs {
+  private readonly byUid = new Map<string, Run>();
+  private readonly finished = new Map<string, number>();
+  private readonly rememberMs: number;
+
+  constructor(rememberMs = 10 * 60_000) {
+    this.rememberMs = rememberMs;
+  }
+
+  get size(): number {
+    return this.byUid.size;
+  }
+
+  get(uid: string | undefined): Run | undefined {
+    return uid ? this.byUid.get(uid) : undefined;
+  }
+
+  start(uid: string, key: string): Run {
+    const run: Run = { uid, key, ctl: new AbortController(), startedAt: Date.now() };
+    this.byUid.set(uid, run);
+    return run;
+  }
+
+  /** Whether `run` is still the registered run (not cleared by a shutdown or replaced). */
+  isCurrent(run: Run): boolean {
+    return this.byUid.get(run.uid) === run;
+  }
+
+  abort(run: Run, reason: AbortReason): void {
+    if (run.abortReason) return;
+    run.abortReason = reason;
+    run.ctl.abort(new Error(`query ${reason}`));
+  }
+
+  /** The run of a Query by namespace/name (its object may already be gone from the cache). */
+  byKey(key: string): Run | undefined {
+    for (const run of this.byUid.values()) if (run.key === key) return run;
+    return undefined;
+  }
+
+  finish(uid: string): void {
+    this.byUid.delete(uid);
+    const now = Date.now();
+    this.finished.set(uid, now + this.rememberMs);
+    if (this.finished.size > 10_000) {
+      for (const [u, until] of this.finished) if (until < now) this.finished.delete(u);
+    }
+  }
+
+  recentlyFinished(uid: string | undefined): boolean {
+    const until = uid ? this.finished.get(uid) : undefined;
+    return until !== undefined && until > Date.now();
+  }
+
+  /** Aborts and forgets every run (shutdown or lost lease): their outcomes are never written. */
+  abortAll(reason: AbortReason): number {
+    const n = this.byUid.size;
+    for (const run of this.byUid.values()) this.abort(run, reason);
+    this.byUid.clear();
+    return n;
+  }
+}

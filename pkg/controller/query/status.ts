@@ -1,0 +1,71 @@
+import type { Condition, Query, QueryStatus } from '../../api/index.ts';
+import type { QueryOutcome } from '../../engine/contract.ts';
+
+/** A duration as Kubernetes users read them (Go style): 850ms, 12.5s, 3m4.2s, 1h2m3s. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const s = Number(((ms % 60_000) / 1000).toFixed(3));
+  return `${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
+}
+
+const REASONS = { done: 'Succeeded', error: 'Failed', canceled: 'Canceled' } as const;
+
+export function completedCondition(
+  status: Condition['status'],
+  reason: string,
+  message: string,
+  now: string,
+  generation?: number,
+): Condition {
+  return {
+    type: 'Completed',
+    status,
+    reason,
+    message,
+    lastTransitionTime: now,
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+  };
+}
+
+/** Status for the pending → running transition. */
+export function runningStatus(q: Query, now: Date): QueryStatus {
+  const ts = now.toISOString();
+  return {
+    phase: 'running',
+    startTime: ts,
+    conditions: [completedCondition('False', 'Running', 'the query is running', ts, q.metadata.generation)],
+    observedGeneration: q.metadata.generation,
+  };
+}
+
+/**
+ * Status of a finished query. Written as a merge patch, so fields a previous phase may have left
+ * (message, response) are nulled explicitly when the new phase has none.
+ */
+export function finishedStatus(q: Query, outcome: QueryOutcome, now: Date): Record<string, unknown> {
+  const ts = now.toISOString();
+  const started = q.status?.startTime ? Date.parse(q.status.startTime) : now.getTime();
+  const conversationId = outcome.conversationId ?? q.status?.conversationId;
+  const message =
+    outcome.phase === 'done' ? 'the query completed' : outcome.message || `the query ended: ${outcome.phase}`;
+  return {
+    phase: outcome.phase,
+    message: outcome.phase === 'done' ? null : message,
+    response: outcome.phase === 'done' ? { target: q.spec.target, content: outcome.content } : null,
+    tokenUsage: outcome.phase === 'canceled' ? null : (outcome.tokenUsage ?? null),
+    conversationId: conversationId ?? null,
+    a2a: conversationId ? { contextId: conversationId } : null,
+    completionTime: ts,
+    duration: formatDuration(now.getTime() - started),
+    conditions: [completedCondition('True', REASONS[outcome.phase], message, ts, q.metadata.generation)],
+    observedGeneration: q.metadata.generation,
+  };
+}
+
+/** Status of a query that ends without a run (canceled before start, orphaned by a restart). */
+export function endedWithoutRun(q: Query, phase: 'error' | 'canceled', message: string, now: Date) {
+  const outcome: QueryOutcome = { phase, message };
+  return finishedStatus(q, outcome, now);
+}

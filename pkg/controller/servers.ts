@@ -1,0 +1,125 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { Registry } from 'prom-client';
+import type { InformerHealth } from '../kube/supervisor.ts';
+
+const run = promisify(execFile);
+
+export interface RunningServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+export interface HealthSource {
+  informers(): InformerHealth[];
+  /** Ready once the caches synced (a standby is ready too: it takes over with warm caches). */
+  ready(): boolean;
+  leader(): { isLeader: boolean; leader?: string };
+}
+
+function listen(server: ReturnType<typeof serve>): Promise<RunningServer> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.once('listening', () => {
+      resolve({
+        port: (server.address() as AddressInfo).port,
+        close: () =>
+          new Promise<void>((r) => {
+            server.close(() => r());
+            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+          }),
+      });
+    });
+  });
+}
+
+/** `/healthz` (liveness: the process answers) and `/readyz` (caches synced), with informer details. */
+export function startProbes(
+  health: HealthSource,
+  port: number,
+  hostname = '0.0.0.0',
+): Promise<RunningServer> {
+  const app = new Hono();
+  const body = () => ({ informers: health.informers(), ...health.leader() });
+  app.get('/healthz', (c) => c.json({ status: 'ok', ...body() }));
+  app.get('/readyz', (c) => {
+    const ready = health.ready();
+    return c.json({ status: ready ? 'ready' : 'not ready', ...body() }, ready ? 200 : 503);
+  });
+  return listen(serve({ fetch: app.fetch, port, hostname }));
+}
+
+export interface TlsFiles {
+  certFile?: string;
+  keyFile?: string;
+}
+
+/** The given certificate, else a fresh self-signed one (openssl) for localhost and 127.0.0.1. */
+export async function loadOrCreateCert(
+  tls: TlsFiles,
+): Promise<{ cert: Buffer; key: Buffer; selfSigned: boolean }> {
+  if (tls.certFile && tls.keyFile) {
+    return { cert: await readFile(tls.certFile), key: await readFile(tls.keyFile), selfSigned: false };
+  }
+  if (tls.certFile || tls.keyFile) throw new Error('metrics TLS needs both a certificate and a key file');
+  const dir = await mkdtemp(join(tmpdir(), 'berth-metrics-tls-'));
+  try {
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      join(dir, 'tls.key'),
+      '-out',
+      join(dir, 'tls.crt'),
+      '-days',
+      '365',
+      '-subj',
+      '/CN=berth-controller-metrics',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ]).catch((err: { stderr?: string; message: string }) => {
+      throw new Error(`creating the self-signed metrics certificate failed: ${err.stderr || err.message}`);
+    });
+    return {
+      cert: await readFile(join(dir, 'tls.crt')),
+      key: await readFile(join(dir, 'tls.key')),
+      selfSigned: true,
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Prometheus metrics over HTTPS at `/metrics`. */
+export async function startMetrics(
+  registry: Registry,
+  port: number,
+  tls: TlsFiles,
+  hostname = '0.0.0.0',
+): Promise<RunningServer & { selfSigned: boolean }> {
+  const { cert, key, selfSigned } = await loadOrCreateCert(tls);
+  const app = new Hono();
+  app.get('/metrics', async (c) =>
+    c.body(await registry.metrics(), 200, { 'content-type': registry.contentType }),
+  );
+  const server = serve({
+    fetch: app.fetch,
+    port,
+    hostname,
+    createServer: createHttpsServer,
+    serverOptions: { cert, key },
+  });
+  return { ...(await listen(server)), selfSigned };
+}

@@ -1,0 +1,45 @@
+/**
+ * The seam between the controller's Query reconciler and the query engine. The reconciler owns the
+ * Query object (finalizer, phase transitions, status writes, cancellation); the engine runs one
+ * Query to an outcome and records what it produces in the broker and the Memory.
+ */
+import type { Query, TokenUsage } from '../api/index.ts';
+import type { Agent } from '../api/kinds/agent.ts';
+import type { Memory } from '../api/kinds/memory.ts';
+import type { Model } from '../api/kinds/model.ts';
+import type { Team } from '../api/kinds/team.ts';
+import type { Tool } from '../api/kinds/tool.ts';
+
+/** Read access to the objects a query needs, served from the informer caches (never per-call GETs). */
+export interface ResourceLookup {
+  agent(namespace: string, name: string): Agent | undefined;
+  team(namespace: string, name: string): Team | undefined;
+  model(namespace: string, name: string): Model | undefined;
+  tool(namespace: string, name: string): Tool | undefined;
+  memory(namespace: string, name: string): Memory | undefined;
+  /** Decoded value of one key of a Secret, or undefined when the Secret or key is missing. */
+  secretValue(namespace: string, name: string, key: string): string | undefined;
+}
+
+export type QueryOutcome =
+  | {
+      phase: 'done';
+      content: string;
+      tokenUsage: TokenUsage;
+      /** The conversation the messages were stored in (created when the Query named none). */
+      conversationId?: string;
+    }
+  | { phase: 'error'; message: string; conversationId?: string; tokenUsage?: TokenUsage }
+  | { phase: 'canceled'; message: string; conversationId?: string };
+
+export interface RunContext {
+  /** Aborted when the Query is canceled (`spec.cancel: true`), deleted, or the process stops. */
+  signal: AbortSignal;
+  /** Called as soon as the conversation id is known, so status can show it while the query runs. */
+  onConversation?: (conversationId: string) => void;
+}
+
+export interface QueryEngine {
+  /** Runs the Query to an outcome. Never throws for query-level failures: they are an `error` outcome. */
+  run(query: Query, ctx: RunContext): Promise<QueryOutcome>;
+}

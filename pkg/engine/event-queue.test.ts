@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../log/index.ts';
+import { type BrokerEvent, EventQueue } from './event-queue.ts';
+import type { PostJson } from './http.ts';
+
+const silent = createLogger({ level: 'silent' });
+
+function ev(reason: string, queryId = 'q'): BrokerEvent {
+  return {
+    timestamp: new Date().toISOString(),
+    eventType: 'Normal',
+    reason,
+    message: reason,
+    data: { queryId },
+  };
+}
+
+/** A transport double recording bodies; `respond` decides each status (0 = network error). */
+function recorder(respond: (body: BrokerEvent, n: number) => Promise<number> | number = () => 201) {
+  const bodies: BrokerEvent[] = [];
+  let n = 0;
+  const post: PostJson = async (_url, text) => {
+    const body = JSON.parse(text) as BrokerEvent;
+    const status = await respond(body, n++);
+    if (status === 0) throw new TypeError('connect ECONNREFUSED');
+    if (status < 400) bodies.push(body);
+    return status;
+  };
+  return { post, bodies };
+}
+
+describe('EventQueue', () => {
+  it('keeps the order of one query while queries are sent concurrently', async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const { post, bodies } = recorder(async () => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      await new Promise((r) => setTimeout(r, 1));
+      inFlight--;
+      return 201;
+    });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, concurrency: 4 });
+    for (let i = 0; i < 10; i++)
+      for (const key of ['a', 'b', 'c', 'd']) q.enqueue(key, ev(`${key}${i}`, key));
+    await q.flush();
+    for (const key of ['a', 'b', 'c', 'd']) {
+      expect(bodies.filter((b) => b.data.queryId === key).map((b) => b.reason)).toEqual(
+        Array.from({ length: 10 }, (_, i) => `${key}${i}`),
+      );
+    }
+    expect(maxInFlight).toBe(4);
+    expect(q.stats()).toEqual({ queued: 0, inFlight: 0, sent: 40, dropped: 0, failed: 0 });
+  });
+
+  it('is bounded: beyond capacity events are dropped and counted, never blocking', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const { post } = recorder(async () => {
+      await gate;
+      return 201;
+    });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, capacity: 5, concurrency: 1 });
+    const accepted = Array.from({ length: 10 }, (_, i) => q.enqueue('k', ev(`e${i}`)));
+    // one event is in flight (taken off the queue), five wait, four are refused
+    expect(accepted.filter(Boolean)).toHaveLength(6);
+    expect(q.stats()).toMatchObject({ queued: 5, inFlight: 1, dropped: 4 });
+    release();
+    await q.flush();
+    expect(q.stats()).toMatchObject({ queued: 0, sent: 6, dropped: 4, failed: 0 });
+  });
+
+  it('retries network errors and 5xx, gives up on 4xx and after maxAttempts, counting failures', async () => {
+    const { post, bodies } = recorder((body, n) => {
+      if (body.reason === 'flaky') return n < 2 ? 503 : 201;
+      if (body.reason === 'refused') return 400;
+      if (body.reason === 'down') return 0;
+      return 201;
+    });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, maxAttempts: 3, retryBaseMs: 1 });
+    q.enqueue('a', ev('flaky'));
+    await q.flush();
+    q.enqueue('b', ev('refused'));
+    q.enqueue('c', ev('down'));
+    await q.flush();
+    expect(bodies.map((b) => b.reason)).toEqual(['flaky']);
+    expect(q.stats()).toMatchObject({ sent: 1, failed: 2, dropped: 0 });
+  });
+
+  it('refuses events after close', async () => {
+    const { post } = recorder();
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent });
+    await q.close();
+    expect(q.enqueue('a', ev('late'))).toBe(false);
+    expect(q.stats().dropped).toBe(1);
+  });
+});

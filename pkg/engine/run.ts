@@ -1,0 +1,239 @@
+/**
+ * One Query from start to outcome: input, Memory history, target, Memory append, stream completion,
+ * with a root span (one trace per query) and QueryExecution* events. Never throws: every failure is an
+ * outcome, and cancellation is told apart from the Query's own timeout.
+ */
+import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
+import { ANNOTATION_STREAMING, type Query } from '../api/index.ts';
+import { ChunkStream } from './chunks.ts';
+import type { QueryOutcome, RunContext } from './contract.ts';
+import { durationField } from './duration.ts';
+import { inputPreview, parseInput } from './input.ts';
+import { memoryStep, resolveMemory } from './memory.ts';
+import type { StoredMessage } from './memory-client.ts';
+import {
+  cut,
+  type EngineDeps,
+  errorMessage,
+  type Scope,
+  type TargetResult,
+  toModelMessages,
+} from './scope.ts';
+import { runAgent } from './targets/agent.ts';
+import { runModelTarget } from './targets/model.ts';
+import { runTeam } from './targets/team.ts';
+import { runToolTarget } from './targets/tool.ts';
+import { SESSION_ATTRIBUTE, startRootSpan } from './tracing.ts';
+
+const DEFAULT_TIMEOUT = '5m';
+const DEFAULT_TTL = '720h';
+
+function stringData(extra: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined || v === null) continue;
+    out[k] = typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+  }
+  return out;
+}
+
+function makeScope(deps: EngineDeps, query: Query, signal: AbortSignal, deadline: number): Scope {
+  const namespace = query.metadata.namespace ?? 'default';
+  const name = query.metadata.name;
+  const base = {
+    queryId: name,
+    queryName: name,
+    queryNamespace: namespace,
+    queryUid: query.metadata.uid ?? '',
+    sessionId: query.spec?.sessionId || name,
+  };
+  const log = deps.logger.child({ query: name, namespace });
+  const streaming = query.metadata.annotations?.[ANNOTATION_STREAMING] === 'true';
+  return {
+    deps,
+    query,
+    namespace,
+    name,
+    signal,
+    deadline,
+    stream:
+      streaming && deps.brokerUrl ? new ChunkStream(deps.brokerUrl, name, deps.http.fetch, log) : undefined,
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    log,
+    emit(reason, message, extra = {}, warning = false) {
+      deps.events?.enqueue(`${namespace}/${name}`, {
+        timestamp: new Date().toISOString(),
+        eventType: warning ? 'Warning' : 'Normal',
+        reason,
+        message,
+        data: { ...stringData(extra), ...base },
+      });
+    },
+  };
+}
+
+async function runTarget(
+  scope: Scope,
+  parent: typeof ROOT_CONTEXT,
+  history: StoredMessage[],
+  input: ReturnType<typeof parseInput>,
+): Promise<TargetResult> {
+  const target = scope.query.spec.target;
+  const conversation = toModelMessages([...history, ...input.messages]);
+  switch (target?.type) {
+    case 'model':
+      return runModelTarget(scope, parent, target.name, conversation);
+    case 'agent':
+      return runAgent(scope, parent, target.name, conversation);
+    case 'team':
+      return runTeam(scope, parent, target.name, conversation);
+    case 'tool': {
+      const result = await runToolTarget(scope, parent, target.name, input.text);
+      // A tool answers at once; streaming clients still get it as one chunk.
+      scope.stream?.write({
+        id: `${scope.name}-tool`,
+        object: 'chat.completion.chunk',
+        created: Math.floor(Date.now() / 1000),
+        model: `tool/${target.name}`,
+        choices: [{ index: 0, delta: { role: 'assistant', content: result.content }, finish_reason: 'stop' }],
+      });
+      return result;
+    }
+    default:
+      throw new Error(
+        `spec.target.type must be agent, team, model or tool (got ${JSON.stringify(target?.type)})`,
+      );
+  }
+}
+
+export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext): Promise<QueryOutcome> {
+  const started = performance.now();
+  let timeoutMs: number;
+  let timeoutProblem: string | undefined;
+  try {
+    timeoutMs = durationField(query.spec?.timeout, DEFAULT_TIMEOUT, 'spec.timeout');
+  } catch (err) {
+    timeoutMs = 0;
+    timeoutProblem = errorMessage(err);
+  }
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new Error('query timeout')), timeoutMs);
+  const signal = AbortSignal.any([ctx.signal, timeout.signal]);
+  const scope = makeScope(deps, query, signal, Date.now() + timeoutMs);
+  const sessionId = query.spec?.sessionId || scope.name;
+  const root = startRootSpan(deps.tracer, 'query', {
+    [SESSION_ATTRIBUTE]: sessionId,
+    'berth.query.name': scope.name,
+    'berth.query.namespace': scope.namespace,
+    'berth.query.uid': query.metadata.uid ?? '',
+    'berth.target': `${query.spec?.target?.type}/${query.spec?.target?.name}`,
+  });
+  const rootCtx = trace.setSpan(ROOT_CONTEXT, root);
+  const target = query.spec?.target;
+  scope.emit('QueryExecutionStart', `Query ${scope.name} started`, {
+    targetType: target?.type,
+    targetName: target?.name,
+    input: cut(inputPreview(query)),
+  });
+  scope.log.info({ target, input: cut(inputPreview(query)) }, 'query started');
+  let conversationId = query.spec?.conversationId || undefined;
+  try {
+    if (timeoutProblem) throw new Error(timeoutProblem);
+    const ttlSeconds = Math.round(durationField(query.spec.ttl, DEFAULT_TTL, 'spec.ttl') / 1000);
+    const input = parseInput(query);
+    const memory = resolveMemory(scope);
+    let history: StoredMessage[] = [];
+    if (memory && !conversationId) {
+      conversationId = await memoryStep(scope, rootCtx, 'MemoryCreateConversation', memory.name, {}, () =>
+        memory.client.createConversation(signal),
+      );
+    } else if (memory && conversationId) {
+      const id = conversationId;
+      history = await memoryStep(
+        scope,
+        rootCtx,
+        'MemoryGetMessages',
+        memory.name,
+        { conversationId: id },
+        () => memory.client.readAll(id, signal),
+        (h) => ({ messages: h.length }),
+      );
+    }
+    if (conversationId) ctx.onConversation?.(conversationId);
+    const result = await runTarget(scope, rootCtx, history, input);
+    if (memory && conversationId) {
+      const id = conversationId;
+      const messages = [...input.messages, ...result.produced];
+      await memoryStep(
+        scope,
+        rootCtx,
+        'MemoryAddMessages',
+        memory.name,
+        { conversationId: id, messages: messages.length },
+        () => memory.client.append(id, scope.name, messages, ttlSeconds, signal),
+      );
+    }
+    await scope.stream?.complete();
+    const durationMs = Math.round(performance.now() - started);
+    scope.emit('QueryExecutionComplete', `Query ${scope.name} done`, {
+      ...scope.usage,
+      durationMs,
+      conversationId,
+      output: cut(result.content),
+    });
+    scope.log.info(
+      { durationMs, output: cut(result.content), tokens: scope.usage.totalTokens },
+      'query done',
+    );
+    root.setStatus({ code: SpanStatusCode.OK });
+    return { phase: 'done', content: result.content, tokenUsage: { ...scope.usage }, conversationId };
+  } catch (err) {
+    return await fail(scope, err, {
+      ctx,
+      timedOut: timeout.signal.aborted,
+      timeoutText: query.spec?.timeout ?? DEFAULT_TIMEOUT,
+      conversationId,
+      root,
+      started,
+    });
+  } finally {
+    clearTimeout(timer);
+    root.end();
+  }
+}
+
+async function fail(
+  scope: Scope,
+  err: unknown,
+  o: {
+    ctx: RunContext;
+    timedOut: boolean;
+    timeoutText: string;
+    conversationId: string | undefined;
+    root: ReturnType<typeof startRootSpan>;
+    started: number;
+  },
+): Promise<QueryOutcome> {
+  const durationMs = Math.round(performance.now() - o.started);
+  if (o.ctx.signal.aborted) {
+    const message = 'query canceled';
+    scope.stream?.error({ message, type: 'canceled', code: 'canceled' });
+    await scope.stream?.complete();
+    scope.emit('QueryExecutionCanceled', `Query ${scope.name} canceled`, { durationMs }, true);
+    scope.log.info({ durationMs }, 'query canceled');
+    o.root.setStatus({ code: SpanStatusCode.ERROR, message });
+    return { phase: 'canceled', message, conversationId: o.conversationId };
+  }
+  const message = o.timedOut ? `query timed out after ${o.timeoutText} (spec.timeout)` : errorMessage(err);
+  scope.stream?.error({
+    message,
+    type: o.timedOut ? 'timeout_error' : 'server_error',
+    code: o.timedOut ? 'timeout' : 'query_error',
+  });
+  await scope.stream?.complete();
+  scope.emit('QueryExecutionError', message, { error: message, durationMs }, true);
+  scope.log.warn({ durationMs, error: message }, 'query failed');
+  o.root.setStatus({ code: SpanStatusCode.ERROR, message });
+  const usage = scope.usage.totalTokens > 0 ? { tokenUsage: { ...scope.usage } } : {};
+  return { phase: 'error', message, conversationId: o.conversationId, ...usage };
+}

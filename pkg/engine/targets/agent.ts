@@ -1,0 +1,107 @@
+/**
+ * `agent/<name>`: the agent's prompt as system message, then the conversation, then a loop of model
+ * turns; each turn that asks for tools runs them (in parallel) and feeds the results back, until the
+ * model answers without tool calls or the agent's `maxTurns` (default 10) model turns are used up.
+ */
+import type { Context } from '@opentelemetry/api';
+import type { Tool } from '../../api/index.ts';
+import type { ChatCompletionMessageParam, ChatCompletionTool, ToolCallRequest } from '../model-client.ts';
+import { errorMessage, type Scope, sanitizeName, type TargetResult } from '../scope.ts';
+import { inSpan } from '../tracing.ts';
+import { callModel, requireModel } from './llm.ts';
+import { invokeTool, requireTool } from './tool.ts';
+
+export const DEFAULT_AGENT_MAX_TURNS = 10;
+
+function functionTools(tools: Tool[]): { defs: ChatCompletionTool[]; byName: Map<string, Tool> } {
+  const byName = new Map<string, Tool>();
+  const defs: ChatCompletionTool[] = tools.map((t) => {
+    const fname = sanitizeName(t.metadata.name);
+    byName.set(fname, t);
+    return {
+      type: 'function',
+      function: {
+        name: fname,
+        description: t.spec.description ?? `HTTP tool ${t.metadata.name}`,
+        parameters: (t.spec.inputSchema as Record<string, unknown> | undefined) ?? {
+          type: 'object',
+          properties: {},
+        },
+      },
+    };
+  });
+  return { defs, byName };
+}
+
+/** A failing tool becomes the tool's answer, so the model can recover (retry, explain) instead of the query failing. */
+async function runToolCall(
+  scope: Scope,
+  ctx: Context,
+  call: ToolCallRequest,
+  byName: Map<string, Tool>,
+  agent: string,
+): Promise<ChatCompletionMessageParam> {
+  const tool = byName.get(call.name);
+  let content: string;
+  if (!tool) {
+    content = `error: tool "${call.name}" is not available to agent ${agent}`;
+  } else {
+    try {
+      content = await invokeTool(scope, ctx, tool, call.arguments || '{}', agent);
+    } catch (err) {
+      if (scope.signal.aborted) throw err;
+      content = `error: ${errorMessage(err)}`;
+    }
+  }
+  return { role: 'tool', tool_call_id: call.id, content };
+}
+
+export async function runAgent(
+  scope: Scope,
+  parent: Context,
+  name: string,
+  conversation: ChatCompletionMessageParam[],
+): Promise<TargetResult> {
+  const agent = scope.deps.lookup.agent(scope.namespace, name);
+  if (!agent) throw new Error(`Agent ${name} not found in namespace ${scope.namespace}`);
+  const owner = `Agent ${name}`;
+  const model = requireModel(scope, agent.spec.modelRef?.name ?? 'default', owner);
+  const { defs, byName } = functionTools(
+    (agent.spec.tools ?? []).map((t) => requireTool(scope, t.name, owner)),
+  );
+  const maxTurns = agent.spec.maxTurns ?? DEFAULT_AGENT_MAX_TURNS;
+  scope.emit('AgentExecutionStart', `Agent ${name} started`, { agent: name, model: model.metadata.name });
+  const started = performance.now();
+  return inSpan(scope.deps.tracer, parent, 'agent.execution', { 'berth.agent': name }, async (ctx) => {
+    const messages: ChatCompletionMessageParam[] = [
+      { role: 'system', content: agent.spec.prompt },
+      ...conversation,
+    ];
+    for (let turn = 1; turn <= maxTurns; turn++) {
+      const answer = await callModel(scope, ctx, model, messages, { tools: defs, agent: name });
+      if (answer.toolCalls.length === 0) {
+        scope.emit('AgentExecutionComplete', `Agent ${name} answered`, {
+          agent: name,
+          turns: turn,
+          durationMs: Math.round(performance.now() - started),
+        });
+        return { content: answer.content, produced: [{ role: 'assistant', content: answer.content, name }] };
+      }
+      messages.push({
+        role: 'assistant',
+        content: answer.content || null,
+        tool_calls: answer.toolCalls.map((c) => ({
+          id: c.id,
+          type: 'function',
+          function: { name: c.name, arguments: c.arguments },
+        })),
+      });
+      messages.push(
+        ...(await Promise.all(answer.toolCalls.map((c) => runToolCall(scope, ctx, c, byName, name)))),
+      );
+    }
+    const message = `${owner}: no final answer within maxTurns (${maxTurns}) model turns; the model kept calling tools`;
+    scope.emit('AgentExecutionError', message, { agent: name, error: message }, true);
+    throw new Error(message);
+  });
+}

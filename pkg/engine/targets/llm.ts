@@ -1,0 +1,100 @@
+/** One model call of a query, with its events, span, usage accounting and chunk forwarding. */
+import type { Context } from '@opentelemetry/api';
+import { APIError } from 'openai';
+import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
+import type { Model } from '../../api/index.ts';
+import { describeNetworkError } from '../http.ts';
+import {
+  type ChatCompletionMessageParam,
+  type ChatCompletionTool,
+  complete,
+  type ModelAnswer,
+} from '../model-client.ts';
+import { addUsage, type Scope } from '../scope.ts';
+import { inSpan } from '../tracing.ts';
+
+/**
+ * Only chunks a chat client can show are forwarded: content and the final finish reason. Tool-call
+ * deltas of an agent's intermediate turns are internal to the engine and would confuse SDK clients that
+ * never declared those tools.
+ */
+function forwardable(chunk: ChatCompletionChunk): boolean {
+  const choice = chunk.choices[0];
+  if (!choice) return false;
+  if (choice.delta?.content) return true;
+  return !!choice.finish_reason && choice.finish_reason !== 'tool_calls';
+}
+
+function describeModelError(model: Model, err: unknown): string {
+  const owner = `Model ${model.metadata.name} (${model.spec.baseUrl})`;
+  if (err instanceof APIError && err.status !== undefined)
+    return `${owner}: HTTP ${err.status}: ${err.message}`;
+  return `${owner}: ${describeNetworkError(err)}`;
+}
+
+export async function callModel(
+  scope: Scope,
+  parent: Context,
+  model: Model,
+  messages: ChatCompletionMessageParam[],
+  opts: { tools?: ChatCompletionTool[]; agent?: string },
+): Promise<ModelAnswer> {
+  const client = scope.deps.models.client(model);
+  const who = { model: model.metadata.name, providerModel: model.spec.model, agent: opts.agent };
+  scope.emit('LLMCallStart', `Calling model ${model.metadata.name}`, { ...who, messages: messages.length });
+  const started = performance.now();
+  const stream = scope.stream;
+  return inSpan(
+    scope.deps.tracer,
+    parent,
+    'llm.call',
+    {
+      'gen_ai.system': model.spec.type,
+      'gen_ai.request.model': model.spec.model,
+      'berth.model': model.metadata.name,
+    },
+    async (_ctx, span) => {
+      let answer: ModelAnswer;
+      try {
+        answer = await complete(client, model.spec.model, {
+          messages,
+          tools: opts.tools,
+          signal: scope.signal,
+          timeoutMs: scope.deadline - Date.now(),
+          onChunk: stream
+            ? (chunk) => {
+                if (forwardable(chunk)) stream.write(chunk);
+              }
+            : undefined,
+        });
+      } catch (err) {
+        if (scope.signal.aborted) throw err;
+        const message = describeModelError(model, err);
+        scope.emit('LLMCallError', message, { ...who, error: message }, true);
+        throw new Error(message);
+      }
+      addUsage(scope.usage, answer.usage);
+      span.setAttributes({
+        'gen_ai.usage.input_tokens': answer.usage.promptTokens,
+        'gen_ai.usage.output_tokens': answer.usage.completionTokens,
+        'gen_ai.response.finish_reasons': [answer.finishReason],
+      });
+      scope.emit('LLMCallComplete', `Model ${model.metadata.name} answered`, {
+        ...who,
+        durationMs: Math.round(performance.now() - started),
+        promptTokens: answer.usage.promptTokens,
+        completionTokens: answer.usage.completionTokens,
+        totalTokens: answer.usage.totalTokens,
+        toolCalls: answer.toolCalls.length,
+      });
+      return answer;
+    },
+  );
+}
+
+/** The Model an agent (or a model target) names, or an error naming what is missing. */
+export function requireModel(scope: Scope, name: string, by: string): Model {
+  const model = scope.deps.lookup.model(scope.namespace, name);
+  if (!model) throw new Error(`${by}: Model ${name} not found in namespace ${scope.namespace}`);
+  return model;
+}

@@ -1,0 +1,70 @@
+/**
+ * `team/<name>`: members take turns on one shared conversation. `sequential` runs each member once in
+ * order; `round-robin` cycles through the members for `maxTurns` turns (default: one round). Every
+ * member sees the conversation so far, earlier members' answers included (as assistant messages named
+ * after the member); the team's answer is the last turn's answer. Member teams nest; cycles are refused.
+ */
+import type { Context } from '@opentelemetry/api';
+import type { ChatCompletionMessageParam } from '../model-client.ts';
+import { type Scope, type TargetResult, toModelMessages } from '../scope.ts';
+import { inSpan } from '../tracing.ts';
+import { runAgent } from './agent.ts';
+
+export async function runTeam(
+  scope: Scope,
+  parent: Context,
+  name: string,
+  conversation: ChatCompletionMessageParam[],
+  stack: string[] = [],
+): Promise<TargetResult> {
+  if (stack.includes(name)) throw new Error(`Team ${name} contains itself: ${[...stack, name].join(' → ')}`);
+  const team = scope.deps.lookup.team(scope.namespace, name);
+  if (!team) throw new Error(`Team ${name} not found in namespace ${scope.namespace}`);
+  const { members, strategy = 'sequential' } = team.spec;
+  const turns = strategy === 'round-robin' ? (team.spec.maxTurns ?? members.length) : members.length;
+  scope.emit('TeamExecutionStart', `Team ${name} started`, {
+    team: name,
+    strategy,
+    members: members.length,
+    turns,
+  });
+  const started = performance.now();
+  return inSpan(
+    scope.deps.tracer,
+    parent,
+    'team.execution',
+    { 'berth.team': name, 'berth.team.strategy': strategy },
+    async (ctx) => {
+      const produced: TargetResult['produced'] = [];
+      let content = '';
+      for (let turn = 0; turn < turns; turn++) {
+        const member = members[turn % members.length];
+        if (!member) break;
+        scope.emit('TeamTurnStart', `Team ${name} turn ${turn + 1}: ${member.type} ${member.name}`, {
+          team: name,
+          turn: turn + 1,
+          memberType: member.type,
+          member: member.name,
+        });
+        const sofar = [...conversation, ...toModelMessages(produced)];
+        const result =
+          member.type === 'agent'
+            ? await runAgent(scope, ctx, member.name, sofar)
+            : await runTeam(scope, ctx, member.name, sofar, [...stack, name]);
+        produced.push(...result.produced);
+        content = result.content;
+        scope.emit('TeamTurnComplete', `Team ${name} turn ${turn + 1} done`, {
+          team: name,
+          turn: turn + 1,
+          member: member.name,
+        });
+      }
+      scope.emit('TeamExecutionComplete', `Team ${name} answered`, {
+        team: name,
+        turns,
+        durationMs: Math.round(performance.now() - started),
+      });
+      return { content, produced };
+    },
+  );
+}

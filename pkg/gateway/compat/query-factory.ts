@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto';
+import { ANNOTATION_STREAMING, API_VERSION, GROUP, QUERY_FINALIZER, type Query } from '../../api/index.ts';
+import { TARGET_PLURALS, type TargetPrefix } from './models.ts';
+import { type ChatRequest, textOf } from './schemas.ts';
+
+export class ChatRequestError extends Error {
+  readonly param: string;
+  readonly status: 400 | 404;
+  readonly code: string;
+
+  constructor(message: string, param: string, status: 400 | 404 = 400, code = 'invalid_value') {
+    super(message);
+    this.param = param;
+    this.status = status;
+    this.code = code;
+  }
+}
+
+const RESERVED_METADATA = new Set([
+  'queryAnnotations',
+  'svc',
+  'sessionId',
+  'session_id',
+  'conversationId',
+  'conversation_id',
+]);
+
+export function parseTarget(model: string): { type: TargetPrefix; name: string } {
+  const slash = model.indexOf('/');
+  const type = model.slice(0, slash) as TargetPrefix;
+  const name = model.slice(slash + 1);
+  if (slash < 0 || !(type in TARGET_PLURALS)) {
+    throw new ChatRequestError(
+      `model must be "agent/<name>", "team/<name>", "model/<name>" or "tool/<name>", got ${JSON.stringify(model)}`,
+      'model',
+      400,
+      'invalid_model',
+    );
+  }
+  if (!name)
+    throw new ChatRequestError(
+      `model ${JSON.stringify(model)} names no target`,
+      'model',
+      400,
+      'invalid_model',
+    );
+  return { type, name };
+}
+
+function jsonObjectOfStrings(raw: string, param: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (err) {
+    throw new ChatRequestError(`${param} must be a JSON object string: ${(err as Error).message}`, param);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new ChatRequestError(`${param} must be a JSON object`, param);
+  return Object.fromEntries(
+    Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+  );
+}
+
+/** Annotations for the Query from `metadata.queryAnnotations`, `metadata.svc` and the stream flag. */
+export function annotationsOf(req: ChatRequest): Record<string, string> {
+  const md = req.metadata ?? {};
+  const out: Record<string, string> = {};
+  if (md.queryAnnotations)
+    Object.assign(out, jsonObjectOfStrings(md.queryAnnotations, 'metadata.queryAnnotations'));
+  if (md.svc) {
+    const svc = jsonObjectOfStrings(md.svc, 'metadata.svc');
+    if (svc.annotations) Object.assign(out, jsonObjectOfStrings(svc.annotations, 'metadata.svc.annotations'));
+  }
+  const rest = Object.fromEntries(Object.entries(md).filter(([k]) => !RESERVED_METADATA.has(k)));
+  if (Object.keys(rest).length) out[`${GROUP}/chat-metadata`] = JSON.stringify(rest);
+  out[ANNOTATION_STREAMING] = req.stream ? 'true' : 'false';
+  return out;
+}
+
+export function queryName(): string {
+  return `chat-query-${randomBytes(5).toString('hex')}`;
+}
+
+/** The Query a chat completion runs as: the whole message history, its target, session and conversation. */
+export function buildQuery(req: ChatRequest, namespace: string): Query {
+  const target = parseTarget(req.model);
+  const md = req.metadata ?? {};
+  const input = req.messages.map((m) => ({
+    role: m.role === 'developer' ? 'system' : m.role,
+    content: textOf(m.content),
+  })) as Query['spec']['input'];
+  const sessionId = md.sessionId ?? md.session_id;
+  const conversationId = md.conversationId ?? md.conversation_id;
+  return {
+    apiVersion: API_VERSION,
+    kind: 'Query',
+    metadata: {
+      name: queryName(),
+      namespace,
+      annotations: annotationsOf(req),
+      // The controller would add its cleanup finalizer with a write of its own; created with it,
+      // a completion costs one API write (and one watch event per informer) less.
+      finalizers: [QUERY_FINALIZER],
+    },
+    spec: {
+      input,
+      target,
+      ttl: '720h',
+      timeout: '5m',
+      cancel: false,
+      ...(sessionId ? { sessionId } : {}),
+      ...(conversationId ? { conversationId } : {}),
+    },
+  };
+}

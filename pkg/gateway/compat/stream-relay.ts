@@ -1,0 +1,216 @@
+import type { Context } from 'hono';
+import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
+import type { Query } from '../../api/index.ts';
+import type { GatewayDeps } from '../deps.ts';
+import { chunkOf } from './completion-body.ts';
+import { openaiError, sendOpenAIError } from './errors.ts';
+import { sseData } from './sse-reader.ts';
+
+interface RelayInput {
+  query: Query;
+  model: string;
+  includeUsage: boolean;
+  /** Resolves with the finished Query (from the informer watch); rejects on timeout or disconnect. */
+  finished: () => Promise<Query>;
+}
+
+interface UpstreamChunk {
+  id?: string;
+  error?: { message?: string; type?: string; code?: string };
+  choices?: Array<{ delta?: { content?: string | null }; finish_reason?: string | null }>;
+}
+
+/** Separates the answers of a team's members (each a model call with its own chunk id). */
+const TURN_SEPARATOR = '\n\n';
+
+function usageOf(q: Query | undefined) {
+  const u = q?.status?.tokenUsage;
+  return {
+    prompt_tokens: u?.promptTokens ?? 0,
+    completion_tokens: u?.completionTokens ?? 0,
+    total_tokens: u?.totalTokens ?? 0,
+  };
+}
+
+function safeParse(data: string): UpstreamChunk | undefined {
+  try {
+    return JSON.parse(data) as UpstreamChunk;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The JSON error of a failure known before streaming began. */
+function earlyError(c: Context, e: UpstreamChunk['error'] & {}) {
+  const timeout = e.type === 'timeout_error' || e.code === 'timeout';
+  return sendOpenAIError(
+    c,
+    timeout ? 504 : 500,
+    e.message ?? 'query failed',
+    timeout ? 'timeout_error' : 'server_error',
+    e.code ?? 'query_failed',
+    null,
+    false,
+  );
+}
+
+async function openBrokerStream(c: Context, brokerUrl: string, id: string, signal: AbortSignal) {
+  const url = `${brokerUrl.replace(/\/$/, '')}/stream/${encodeURIComponent(id)}?from-beginning=true&wait-for-query=60`;
+  try {
+    const res = await fetch(url, { headers: { accept: 'text/event-stream' }, signal });
+    if (res.ok && res.body) return sseData(res.body, signal);
+    await res.body?.cancel();
+    return sendOpenAIError(
+      c,
+      502,
+      `the broker answered HTTP ${res.status} for the query's stream`,
+      'server_error',
+      'broker_error',
+    );
+  } catch (err) {
+    return sendOpenAIError(
+      c,
+      503,
+      `the broker is not reachable: ${(err as Error).message}`,
+      'server_error',
+      'broker_unavailable',
+    );
+  }
+}
+
+/** Writes OpenAI chunks: role in the first delta only, one finish chunk, usage, then `[DONE]`. */
+function chunkWriter(s: SSEStreamingApi, input: RelayInput, id: string, created: number) {
+  let sentRole = false;
+  const write = (data: unknown) => s.writeSSE({ data: JSON.stringify(data) });
+  return {
+    delta: (delta: Record<string, unknown>, finish: string | null = null) => {
+      const d = sentRole ? delta : { role: 'assistant', ...delta };
+      sentRole = true;
+      return write(chunkOf(id, input.model, created, d, finish));
+    },
+    usage: (q: Query | undefined) =>
+      write({ ...chunkOf(id, input.model, created, {}), choices: [], usage: usageOf(q) }),
+    fail: async (message: string, type = 'server_error', code = 'query_failed') => {
+      await write(openaiError(message, type as 'server_error', code));
+      await s.writeSSE({ data: '[DONE]' });
+    },
+    done: () => s.writeSSE({ data: '[DONE]' }),
+  };
+}
+
+/**
+ * OpenAI SSE for a streaming Query: the broker's chunk stream relayed as `chat.completion.chunk`s.
+ * An error before the first chunk is a plain JSON error; after it, an error frame and `[DONE]`.
+ * Every stream ends with one of the two. A client that goes away aborts the broker subscription.
+ */
+export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInput): Promise<Response> {
+  const id = input.query.metadata.name;
+  const created = Math.floor(Date.now() / 1000);
+  const abort = new AbortController();
+  c.req.raw.signal.addEventListener('abort', () => abort.abort(), { once: true });
+  // Settles once: the finished Query, or undefined when waiting failed (timeout, disconnect).
+  let finishedOnce: Promise<Query | undefined> | undefined;
+  const finished = () => {
+    finishedOnce ??= input.finished().catch(() => undefined);
+    return finishedOnce;
+  };
+
+  if (!deps.brokerUrl) return singleChunk(c, input, id, created, finished);
+  const events = await openBrokerStream(c, deps.brokerUrl, id, abort.signal);
+  if (events instanceof Response) return events;
+
+  // Pull the first payload before committing to SSE so early failures are normal JSON errors. A query
+  // that fails before producing any chunk (e.g. canceled before it started) answers at once.
+  const firstEvent = events.next().catch((err: Error) => err);
+  const raced = await Promise.race([firstEvent, finished().then((q) => ({ query: q }))]);
+  if ('query' in raced && raced.query && raced.query.status?.phase !== 'done') {
+    abort.abort();
+    const st = raced.query.status;
+    return earlyError(c, {
+      message: st?.message ?? `query ${st?.phase}`,
+      type: /timed? ?out/i.test(st?.message ?? '') ? 'timeout_error' : 'server_error',
+    });
+  }
+  const first = await firstEvent;
+  if (first instanceof Error || first.done) {
+    abort.abort();
+    if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
+    return sendOpenAIError(c, 502, 'the query stream ended before any chunk', 'server_error', 'stream_ended');
+  }
+  const parsedFirst = safeParse(first.value);
+  if (parsedFirst?.error) {
+    abort.abort();
+    return earlyError(c, parsedFirst.error);
+  }
+
+  return streamSSE(c, async (s) => {
+    s.onAbort(() => abort.abort());
+    const out = chunkWriter(s, input, id, created);
+    let finish: string | null = null;
+    let turn: string | undefined;
+    let sawDone = false;
+    try {
+      for (let data: string | undefined = first.value; data !== undefined; ) {
+        if (abort.signal.aborted) return;
+        if (data === '[DONE]') {
+          sawDone = true;
+          break;
+        }
+        const chunk = safeParse(data);
+        if (chunk?.error)
+          return out.fail(chunk.error.message ?? 'query failed', chunk.error.type, chunk.error.code);
+        for (const choice of chunk?.choices ?? []) {
+          const text = choice.delta?.content;
+          if (text) {
+            // A new upstream completion after content was sent is the next member's turn.
+            const sep = turn !== undefined && chunk?.id !== turn ? TURN_SEPARATOR : '';
+            turn = chunk?.id;
+            await out.delta({ content: sep + text });
+          }
+          // One finish chunk at the very end: a team's members each finish their own turn.
+          if (choice.finish_reason) finish = choice.finish_reason;
+        }
+        const next = await events.next();
+        data = next.done ? undefined : next.value;
+      }
+    } catch (err) {
+      if (abort.signal.aborted) return;
+      return out.fail(`the query stream broke: ${(err as Error).message}`, 'server_error', 'stream_broken');
+    }
+    if (abort.signal.aborted) return;
+    if (!sawDone)
+      return out.fail('the query stream ended without completing', 'server_error', 'stream_ended');
+    await out.delta({}, finish ?? 'stop');
+    // Usage is the query's own (summed over every model call); the engine does not forward usage chunks.
+    if (input.includeUsage) await out.usage(await finished());
+    await out.done();
+  });
+}
+
+/** No broker configured: one content chunk from the finished Query, the finish chunk and `[DONE]`. */
+async function singleChunk(
+  c: Context,
+  input: RelayInput,
+  id: string,
+  created: number,
+  finished: () => Promise<Query | undefined>,
+) {
+  const done = await finished();
+  if (!done) {
+    if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
+    return earlyError(c, { message: `query ${id} did not finish in time`, type: 'timeout_error' });
+  }
+  const st = done.status;
+  if (st?.phase !== 'done')
+    return earlyError(c, {
+      message: st?.message ?? `query ${st?.phase}`,
+      type: /timed? ?out/i.test(st?.message ?? '') ? 'timeout_error' : 'server_error',
+    });
+  return streamSSE(c, async (s) => {
+    const out = chunkWriter(s, input, id, created);
+    await out.delta({ content: st.response?.content ?? '' });
+    await out.delta({}, 'stop');
+    if (input.includeUsage) await out.usage(done);
+    await out.done();
+  });
+}

@@ -1,0 +1,58 @@
+import { createRoute } from '@hono/zod-openapi';
+import { z } from 'zod';
+import { API_VERSION, evaluationKind } from '../../api/index.ts';
+import type { GatewayDeps } from '../deps.ts';
+import { sendKubeError } from '../errors.ts';
+import { type AnyOpenAPIHono, route } from '../openapi-route.ts';
+import { settle } from '../reads.ts';
+import { itemParams, objectResponse } from './resource-schemas.ts';
+import { infoOf, mountResourceRoutes, presentable } from './resources.ts';
+
+/** The spec's evaluation create body: flat, not Kubernetes-shaped. */
+export const evaluationCreateBody = z.object({
+  name: z.string().min(1).max(253),
+  type: z.enum(['direct']).default('direct'),
+  evaluator: z.object({ name: z.string().min(1) }),
+  config: z.object({ input: z.string(), output: z.string() }),
+});
+
+export function mountEvaluationRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
+  mountResourceRoutes(app, deps, evaluationKind, {
+    createBody: evaluationCreateBody,
+    toObject: (b: z.infer<typeof evaluationCreateBody>) => ({
+      apiVersion: API_VERSION,
+      kind: 'Evaluation',
+      metadata: { name: b.name },
+      spec: { type: b.type, evaluator: b.evaluator, config: b.config },
+    }),
+  });
+
+  route(
+    app,
+    createRoute({
+      method: 'patch',
+      path: '/v1/namespaces/{namespace}/evaluations/{name}/cancel',
+      tags: ['Evaluation'],
+      request: { params: itemParams },
+      responses: {
+        200: {
+          description: 'Cancellation requested (spec.cancel = true); the Evaluation',
+          content: { 'application/json': { schema: objectResponse } },
+        },
+        404: { description: 'Not found' },
+      },
+    }),
+    async (c) => {
+      const { namespace, name } = c.req.valid('param');
+      try {
+        const updated = await deps.writer.mergePatch(infoOf(evaluationKind), namespace, name, {
+          spec: { cancel: true },
+        });
+        await settle(deps, 'evaluations', namespace, updated);
+        return c.json(presentable(updated), 200);
+      } catch (err) {
+        return sendKubeError(c, err, 'cancel Evaluation');
+      }
+    },
+  );
+}

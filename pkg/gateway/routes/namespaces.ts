@@ -1,0 +1,134 @@
+import { createRoute } from '@hono/zod-openapi';
+import { z } from 'zod';
+import type { GatewayDeps } from '../deps.ts';
+import { sendKubeError } from '../errors.ts';
+import { type AnyOpenAPIHono, route } from '../openapi-route.ts';
+import { errorResponses } from './resource-schemas.ts';
+
+const nsInfo = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
+const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
+
+export function mountNamespaceRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/namespaces',
+      tags: ['Namespace'],
+      responses: {
+        200: {
+          description: 'Namespaces',
+          content: json(
+            z.object({
+              items: z.array(
+                z.object({
+                  name: z.string(),
+                  phase: z.string().optional(),
+                  creationTimestamp: z.string().optional(),
+                }),
+              ),
+              count: z.number(),
+            }),
+          ),
+        },
+        403: errorResponses[403],
+      },
+    }),
+    async (c) => {
+      try {
+        const list = await deps.writer.send<{
+          items: Array<{
+            metadata?: { name?: string; creationTimestamp?: string };
+            status?: { phase?: string };
+          }>;
+        }>('GET', '/api/v1/namespaces');
+        const items = list.items.map((n) => ({
+          name: n.metadata?.name ?? '',
+          phase: n.status?.phase,
+          creationTimestamp: n.metadata?.creationTimestamp,
+        }));
+        return c.json({ items, count: items.length }, 200);
+      } catch (err) {
+        return sendKubeError(c, err, 'list namespaces');
+      }
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: '/v1/namespaces',
+      tags: ['Namespace'],
+      request: {
+        body: {
+          required: true,
+          content: json(
+            z.object({
+              name: z
+                .string()
+                .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a DNS label')
+                .max(63),
+            }),
+          ),
+        },
+      },
+      responses: {
+        201: { description: 'Created', content: json(z.object({ name: z.string() })) },
+        400: errorResponses[400],
+        403: errorResponses[403],
+        409: errorResponses[409],
+      },
+    }),
+    async (c) => {
+      try {
+        const created = await deps.writer.create(nsInfo, '', {
+          apiVersion: 'v1',
+          kind: 'Namespace',
+          metadata: { name: c.req.valid('json').name },
+        });
+        return c.json({ name: created.metadata?.name ?? '' }, 201);
+      } catch (err) {
+        return sendKubeError(c, err, 'create namespace');
+      }
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: '/v1/context',
+      tags: ['Namespace'],
+      request: { query: z.object({ namespace: z.string().optional() }) },
+      responses: {
+        200: {
+          description: 'Where this API instance points',
+          content: json(
+            z.object({
+              namespace: z.string(),
+              instanceNamespace: z.string(),
+              cluster: z.string().optional(),
+              version: z.string(),
+              broker: z.boolean(),
+            }),
+          ),
+        },
+        400: errorResponses[400],
+      },
+    }),
+    (c) => {
+      const { namespace } = c.req.valid('query');
+      return c.json(
+        {
+          namespace: namespace ?? deps.namespace,
+          instanceNamespace: deps.namespace,
+          cluster: deps.kc.getCurrentCluster()?.server,
+          version: deps.version,
+          broker: !!deps.brokerUrl,
+        },
+        200,
+      );
+    },
+  );
+}

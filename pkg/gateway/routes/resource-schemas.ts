@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { objectMetaSchema } from '../../api/index.ts';
+
+/** `{name?, metadata?, spec}`: flat `name` or Kubernetes-style metadata; one of them names the object. */
+export function createBody(spec: z.ZodType) {
+  return z
+    .object({
+      name: z.string().min(1).max(253).optional(),
+      metadata: objectMetaSchema.optional(),
+      spec,
+    })
+    .refine((b) => !!(b.name ?? b.metadata?.name ?? b.metadata?.generateName), {
+      message: 'name (or metadata.name) is required',
+      path: ['name'],
+    });
+}
+
+export function replaceBody(spec: z.ZodType) {
+  return z.object({ metadata: objectMetaSchema.optional(), spec });
+}
+
+const patchObject = z.record(z.string(), z.unknown());
+export const patchBody = z
+  .object({ metadata: patchObject.optional(), spec: patchObject.optional() })
+  .catchall(z.unknown())
+  .describe('JSON merge patch (RFC 7386) of the object, e.g. {"spec": {"prompt": "…"}}');
+
+export const listResponse = z.object({
+  items: z.array(z.record(z.string(), z.unknown())),
+  count: z.number().int(),
+});
+export const objectResponse = z.record(z.string(), z.unknown()).describe('The Kubernetes object');
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Path parameters checked up front, so a malformed name is a clear 400 rather than an API server error. */
+export const nsParams = z.object({
+  namespace: z.string().max(63).regex(DNS_LABEL, 'must be a namespace name (DNS label)'),
+});
+export const itemParams = nsParams.extend({
+  name: z.string().max(253).regex(DNS_SUBDOMAIN, 'must be an object name (DNS subdomain)'),
+});
+
+export const errorEnvelope = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    requestId: z.string().optional(),
+    details: z
+      .object({
+        causes: z
+          .array(
+            z.object({
+              field: z.string().optional(),
+              reason: z.string().optional(),
+              message: z.string().optional(),
+            }),
+          )
+          .optional(),
+        issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      })
+      .optional(),
+  }),
+});
+const err = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: errorEnvelope } },
+});
+export const errorResponses = {
+  400: err('Invalid request (details.issues lists every problem)'),
+  403: err('The service account may not do this'),
+  404: err('Not found'),
+  409: err('Already exists, or the resourceVersion is stale'),
+  422: err('Rejected by the API server (details.causes lists the fields)'),
+};

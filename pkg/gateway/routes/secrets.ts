@@ -1,0 +1,234 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
+import { z } from 'zod';
+import { API_KEY_SECRET_TYPE, objectMetaSchema } from '../../api/index.ts';
+import type { ApiResourceInfo } from '../../kube/discovery.ts';
+import type { GatewayDeps } from '../deps.ts';
+import { sendError, sendKubeError } from '../errors.ts';
+import { type AnyOpenAPIHono, route } from '../openapi-route.ts';
+import { getObject, listObjects, settle } from '../reads.ts';
+import { errorResponses, itemParams, nsParams } from './resource-schemas.ts';
+
+const info: ApiResourceInfo = {
+  group: '',
+  version: 'v1',
+  kind: 'Secret',
+  plural: 'secrets',
+  namespaced: true,
+};
+// kubectl's last-applied annotation holds the values of an applied Secret.
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
+
+const secretView = z.object({
+  apiVersion: z.literal('v1'),
+  kind: z.literal('Secret'),
+  metadata: z.record(z.string(), z.unknown()),
+  type: z.string().optional(),
+  keys: z.array(z.string()).describe('Names of the keys; values are never returned'),
+});
+const stringMap = z.record(z.string(), z.string());
+const writeBody = z.object({
+  name: z.string().min(1).max(253).optional(),
+  metadata: objectMetaSchema.optional(),
+  type: z.string().optional().describe('Secret type (default Opaque)'),
+  stringData: stringMap.optional().describe('Values as plain strings'),
+  data: stringMap.optional().describe('Values base64-encoded'),
+});
+
+/** A Secret as the API shows it: metadata and key names, never a value. */
+export function secretMetadataOnly(s: V1Secret): z.infer<typeof secretView> {
+  const { managedFields: _m, annotations, ...metadata } = (s.metadata ?? {}) as Record<string, unknown>;
+  // kubectl's last-applied annotation would contain the values of an applied Secret.
+  const safeAnnotations = Object.fromEntries(
+    Object.entries((annotations as Record<string, string>) ?? {}).filter(([k]) => k !== LAST_APPLIED),
+  );
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { ...metadata, annotations: safeAnnotations },
+    type: s.type,
+    keys: Object.keys(s.data ?? {}).sort(),
+  };
+}
+
+/** Metadata kept by a PUT: not managedFields, and not kubectl's copy of the values being replaced. */
+function replaceableMeta(s: KubernetesObject): Record<string, unknown> {
+  const { managedFields: _m, annotations, ...rest } = s.metadata ?? {};
+  const { [LAST_APPLIED]: _l, ...kept } = annotations ?? {};
+  return { ...rest, annotations: kept };
+}
+
+const visible = (s: V1Secret) => s.type !== API_KEY_SECRET_TYPE;
+
+/** API keys are managed by /v1/api-keys and are not shown or editable here. */
+function managedElsewhere(s: KubernetesObject | undefined) {
+  return !!s && !visible(s as V1Secret);
+}
+
+export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
+  const base = '/v1/namespaces/{namespace}/secrets';
+  const tags = ['Secret'];
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: base,
+      tags,
+      request: { params: nsParams },
+      responses: {
+        200: {
+          description: 'Secrets (metadata and key names only)',
+          content: json(z.object({ items: z.array(secretView), count: z.number() })),
+        },
+        400: errorResponses[400],
+      },
+    }),
+    async (c) => {
+      const { namespace } = c.req.valid('param');
+      try {
+        const items = ((await listObjects(deps, info, namespace)) as V1Secret[])
+          .filter(visible)
+          .map(secretMetadataOnly)
+          .sort((a, b) => String(a.metadata.name).localeCompare(String(b.metadata.name)));
+        return c.json({ items, count: items.length }, 200);
+      } catch (err) {
+        return sendKubeError(c, err, 'list Secret');
+      }
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: base,
+      tags,
+      request: { params: nsParams, body: { required: true, content: json(writeBody) } },
+      responses: { 201: { description: 'Created', content: json(secretView) }, ...errorResponses },
+    }),
+    async (c) => {
+      const { namespace } = c.req.valid('param');
+      const b = c.req.valid('json');
+      const name = b.name ?? b.metadata?.name;
+      if (!name) return sendError(c, 400, 'invalid', 'name (or metadata.name) is required');
+      if (b.type === API_KEY_SECRET_TYPE)
+        return sendError(
+          c,
+          400,
+          'invalid',
+          `secrets of type ${API_KEY_SECRET_TYPE} are created through /v1/api-keys`,
+        );
+      try {
+        const obj = {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { ...b.metadata, name, namespace },
+          type: b.type ?? 'Opaque',
+          data: b.data,
+          stringData: b.stringData,
+        };
+        const created = (await deps.writer.create(info, namespace, obj as KubernetesObject)) as V1Secret;
+        await settle(deps, 'secrets', namespace, created);
+        return c.json(secretMetadataOnly(created), 201);
+      } catch (err) {
+        return sendKubeError(c, err, 'create Secret');
+      }
+    },
+  );
+
+  route(
+    app,
+    createRoute({
+      method: 'get',
+      path: `${base}/{name}`,
+      tags,
+      request: { params: itemParams },
+      responses: {
+        200: { description: 'Secret metadata and key names', content: json(secretView) },
+        400: errorResponses[400],
+        404: errorResponses[404],
+      },
+    }),
+    async (c) => {
+      const { namespace, name } = c.req.valid('param');
+      try {
+        const s = (await getObject(deps, info, namespace, name)) as V1Secret | undefined;
+        if (!s || !visible(s)) return sendError(c, 404, 'not_found', `Secret ${namespace}/${name} not found`);
+        return c.json(secretMetadataOnly(s), 200);
+      } catch (err) {
+        return sendKubeError(c, err, 'get Secret');
+      }
+    },
+  );
+
+  const update = (method: 'put' | 'patch') =>
+    route(
+      app,
+      createRoute({
+        method,
+        path: `${base}/{name}`,
+        tags,
+        request: {
+          params: itemParams,
+          body: { required: true, content: json(writeBody.omit({ name: true, type: true })) },
+        },
+        responses: { 200: { description: 'Updated', content: json(secretView) }, ...errorResponses },
+      }),
+      async (c) => {
+        const { namespace, name } = c.req.valid('param');
+        const b = c.req.valid('json');
+        try {
+          const current = await getObject(deps, info, namespace, name);
+          if (!current || managedElsewhere(current))
+            return sendError(c, 404, 'not_found', `Secret ${namespace}/${name} not found`);
+          // PUT replaces all values; PATCH merges the given keys into the existing ones.
+          const patch =
+            method === 'put'
+              ? { metadata: b.metadata, data: b.data ?? {}, stringData: b.stringData }
+              : { metadata: b.metadata, data: b.data, stringData: b.stringData };
+          const updated = (
+            method === 'put'
+              ? await deps.writer.replace(info, namespace, name, {
+                  apiVersion: 'v1',
+                  kind: 'Secret',
+                  type: (current as V1Secret).type,
+                  data: patch.data,
+                  stringData: patch.stringData,
+                  metadata: { ...replaceableMeta(current), ...b.metadata, name, namespace },
+                } as KubernetesObject)
+              : await deps.writer.mergePatch(info, namespace, name, patch)
+          ) as V1Secret;
+          await settle(deps, 'secrets', namespace, updated);
+          return c.json(secretMetadataOnly(updated), 200);
+        } catch (err) {
+          return sendKubeError(c, err, `${method} Secret`);
+        }
+      },
+    );
+  update('put');
+  update('patch');
+
+  route(
+    app,
+    createRoute({
+      method: 'delete',
+      path: `${base}/{name}`,
+      tags,
+      request: { params: itemParams },
+      responses: { 204: { description: 'Deleted' }, 400: errorResponses[400], 404: errorResponses[404] },
+    }),
+    async (c) => {
+      const { namespace, name } = c.req.valid('param');
+      try {
+        if (managedElsewhere(await getObject(deps, info, namespace, name)))
+          return sendError(c, 404, 'not_found', `Secret ${namespace}/${name} not found`);
+        const res = await deps.writer.remove(info, namespace, name);
+        await settle(deps, 'secrets', namespace, res, { deleted: true, name });
+        return c.body(null, 204);
+      } catch (err) {
+        return sendKubeError(c, err, 'delete Secret');
+      }
+    },
+  );
+}

@@ -1,0 +1,89 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { type AuthSetup, apiKeyRoutes, secretSourceFrom, setupAuth } from '../auth/index.ts';
+import type { InformerCache } from '../kube/cache.ts';
+import type { Logger } from '../log/index.ts';
+import { createGatewayApp } from './app.ts';
+import { compatRoutes } from './compat/index.ts';
+import { KubeWriter } from './kube-writer.ts';
+import { documentCompatRoutes } from './routes/compat-docs.ts';
+
+export interface GatewayServerOptions {
+  kc: KubeConfig;
+  namespace: string;
+  /** The informer cache: shared with the controller in `berth up`, own in `berth api`. */
+  cache: InformerCache;
+  brokerUrl?: string;
+  logger: Logger;
+  port: number;
+  host?: string;
+  env?: NodeJS.ProcessEnv;
+  version?: string;
+  bodyLimitBytes?: number;
+  compatWaitTimeoutMs?: number;
+  bcryptCost?: number;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  app: OpenAPIHono;
+  auth: AuthSetup;
+  close(): Promise<void>;
+}
+
+/** Builds the API service (auth from AUTH_MODE, /v1, /v1/api-keys, /compat/v1) and serves it. */
+export async function startGatewayServer(opts: GatewayServerOptions): Promise<RunningGateway> {
+  const auth = await setupAuth({
+    kc: opts.kc,
+    namespace: opts.namespace,
+    logger: opts.logger,
+    env: opts.env,
+    source: secretSourceFrom(opts.cache, opts.namespace),
+    bcryptCost: opts.bcryptCost,
+  });
+  const deps = {
+    kc: opts.kc,
+    namespace: opts.namespace,
+    cache: opts.cache,
+    writer: new KubeWriter(opts.kc),
+    brokerUrl: opts.brokerUrl,
+    logger: opts.logger,
+    version: opts.version ?? '0.1.0',
+  };
+  const app = createGatewayApp(deps, {
+    auth: auth.middleware,
+    bodyLimitBytes: opts.bodyLimitBytes,
+    extensions: [
+      (a) => void a.route('/v1/api-keys', apiKeyRoutes(auth.apiKeys, { logger: opts.logger })),
+      compatRoutes(deps, { waitTimeoutMs: opts.compatWaitTimeoutMs }),
+      documentCompatRoutes,
+    ],
+  });
+  const server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host ?? '0.0.0.0' });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  opts.logger.info({ port, namespace: opts.namespace, authMode: auth.mode }, 'api listening');
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    app,
+    auth,
+    close: () => {
+      closing ??= (async () => {
+        await new Promise<void>((r) => {
+          server.close(() => r());
+          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        });
+        await auth.stop();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import type { Context, MiddlewareHandler } from 'hono';
+
+const FLAG = 'bodyTooLarge';
+
+/**
+ * Request body cap. A declared `content-length` over the cap is refused at once; a chunked body is
+ * counted as it streams (never buffered here, so NDJSON ingest still sees lines as they arrive) and
+ * its stream fails once past the cap. The failure is flagged on the context so the error handler
+ * answers 413 whichever reader tripped over it.
+ */
+export function bodyLimit(
+  maxBytes: number,
+  onTooLarge: (c: Context, message: string) => Response,
+): MiddlewareHandler {
+  return async (c, next) => {
+    const raw = c.req.raw;
+    if (!raw.body) return next();
+    const message = `request body exceeds the limit of ${maxBytes} bytes`;
+    const declared = raw.headers.get('content-length');
+    if (declared !== null && !raw.headers.has('transfer-encoding')) {
+      if (Number(declared) > maxBytes) return onTooLarge(c, message);
+      return next();
+    }
+    let seen = 0;
+    const counted = raw.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) {
+            c.set(FLAG as never, message as never);
+            controller.error(new BodyTooLargeError(message));
+            return;
+          }
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    c.req.raw = new Request(raw, { body: counted, duplex: 'half' } as RequestInit);
+    try {
+      await next();
+    } finally {
+      if (bodyTooLarge(c) && c.res.status !== 413) c.res = onTooLarge(c, message);
+    }
+  };
+}
+
+export class BodyTooLargeError extends Error {
+  override name = 'BodyTooLargeError';
+}
+
+/** The limit message when this request's body went over the cap, else undefined. */
+export function bodyTooLarge(c: Context): string | undefined {
+  return c.get(FLAG as never) as string | undefined;
+}

@@ -1,0 +1,28 @@
+import type { Context, MiddlewareHandler } from 'hono';
+
+/** Media type of the request without parameters, lower-cased ('' when absent). */
+export function mediaTypeOf(c: Context): string {
+  return (c.req.header('content-type') ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+}
+
+/**
+ * Refuses a request body of another media type with 415 (instead of letting the validator report
+ * every field as missing). Bodiless requests pass when `optional`.
+ */
+export function requireMediaType(
+  accepted: string[],
+  onRefused: (c: Context, message: string) => Response,
+  optional = false,
+): MiddlewareHandler {
+  return async (c, next) => {
+    const type = mediaTypeOf(c);
+    const hasBody = c.req.header('content-length') !== '0' && c.req.raw.body !== null;
+    if (optional && (!hasBody || type === '')) return next();
+    if (!accepted.includes(type))
+      return onRefused(
+        c,
+        `unsupported media type ${JSON.stringify(type || 'none')}; send ${accepted.join(' or ')}`,
+      );
+    return next();
+  };
+}

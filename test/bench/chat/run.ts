@@ -1,0 +1,183 @@
+/**
+ * Added latency of a chat completion through Berth: the official `openai` SDK against `/compat/v1`
+ * of a real `berth up` process (control plane, broker, controller + engine, API; one process)
+ * versus the same SDK calling the fake model directly. The fake model runs in its own process and
+ * answers at once over HTTPS. Measured per concurrency (default 20 and 50):
+ *   non-streaming  wall time of `chat.completions.create`
+ *   streaming      time to the first content chunk (TTFT)
+ * Added = Berth percentile − direct percentile. Target (issue 7): added p50 ≤ 20 ms, p99 ≤ 60 ms.
+ * Usage: node test/bench/chat/run.ts [--requests 400] [--concurrency 20,50] [--target model/default]
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import OpenAI from 'openai';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { API_VERSION } from '../../../pkg/api/index.ts';
+import { applyObject } from '../../../pkg/kube/apply.ts';
+import { projectRoot, startControlPlane } from '../../../pkg/kube/controlplane/index.ts';
+import { processesMentioning, spawnBerth } from '../../support/process.ts';
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '400' },
+    concurrency: { type: 'string', default: '20,50' },
+    target: { type: 'string', default: 'model/default' },
+  },
+});
+const REQUESTS = Number(values.requests);
+const LEVELS = (values.concurrency ?? '20,50').split(',').map(Number);
+const TARGET = values.target ?? 'model/default';
+const NS = 'bench-chat';
+const dir = mkdtempSync(join(tmpdir(), 'berth-bench-chat-'));
+
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+
+/** Runs `n` calls at concurrency `c`; returns the sorted latencies in ms. */
+async function run(n: number, c: number, call: (i: number) => Promise<number>): Promise<number[]> {
+  const times: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      while (next < n) times.push(await call(next++));
+    }),
+  );
+  return times.sort((a, b) => a - b);
+}
+
+async function nonStreaming(client: OpenAI, model: string, i: number): Promise<number> {
+  const t = performance.now();
+  const res = await client.chat.completions.create({ model, messages: [{ role: 'user', content: `q${i}` }] });
+  if (!res.choices[0]?.message.content) throw new Error(`empty answer: ${JSON.stringify(res)}`);
+  return performance.now() - t;
+}
+
+async function timeToFirstToken(client: OpenAI, model: string, i: number): Promise<number> {
+  const t = performance.now();
+  const stream = await client.chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: `q${i}` }],
+    stream: true,
+  });
+  let first = Number.NaN;
+  for await (const chunk of stream)
+    if (Number.isNaN(first) && chunk.choices[0]?.delta.content) first = performance.now() - t;
+  if (Number.isNaN(first)) throw new Error('stream without content');
+  return first;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc (clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** Where the CPU of the measured Berth requests went: ms per request per process. */
+function cpuProfile(pids: Record<string, number>) {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
+  return (requests: number) =>
+    Object.entries(pids)
+      .map(([k, pid]) => `${k} ${(((cpuSeconds(pid) - (before[k] ?? 0)) * 1000) / requests).toFixed(1)}`)
+      .join(', ');
+}
+
+const fakeProc = spawn(
+  process.execPath,
+  [join(import.meta.dirname, '../../fixtures/fake-model-process.ts')],
+  {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  },
+);
+const [line] = (await once(createInterface({ input: fakeProc.stdout as NodeJS.ReadableStream }), 'line')) as [
+  string,
+];
+const fake = JSON.parse(line) as { url: string; ca: string };
+const caFile = join(dir, 'ca.pem');
+writeFileSync(caFile, fake.ca);
+
+const cp = await startControlPlane({ crdDir: join(projectRoot(), 'crds') });
+const up = spawnBerth(
+  ['up', '--namespace', NS, '--api-port', '0', '--broker-port', '0', '--state-dir', join(dir, 'state')],
+  { ...process.env, KUBECONFIG: cp.kubeconfigPath, NODE_EXTRA_CA_CERTS: caFile, LOG_LEVEL: 'warn' },
+);
+try {
+  const admin = new KubeConfig();
+  admin.loadFromFile(cp.kubeconfigPath);
+  await admin
+    .makeApiClient((await import('@kubernetes/client-node')).CoreV1Api)
+    .createNamespace({ body: { metadata: { name: NS } } });
+  // LOG_LEVEL=warn keeps logging out of the measurement; the banner names the API's address.
+  const banner = await up.waitForLine(/API service:\s+http/, 120_000);
+  const ready = { api: /API service:\s+(\S+)/.exec(banner)?.[1] as string };
+  const apply = (kind: string, name: string, spec: Record<string, unknown>) =>
+    applyObject(admin, { apiVersion: API_VERSION, kind, metadata: { name, namespace: NS }, spec } as never, {
+      fieldManager: 'bench',
+      force: true,
+    });
+  await apply('Model', 'default', { type: 'openai', model: 'bench', baseUrl: fake.url });
+  await apply('Agent', 'bench', { prompt: 'You are a benchmark.' });
+
+  const dispatcher = new Agent({ connect: { ca: fake.ca }, connections: 256, keepAliveTimeout: 30_000 });
+  // Both clients use the same fetch and connection pool settings, so only the path differs.
+  const common = { apiKey: 'k', maxRetries: 0, fetch: undiciFetch as never, fetchOptions: { dispatcher } };
+  const direct = new OpenAI({ baseURL: fake.url, ...common });
+  const berth = new OpenAI({ baseURL: `${ready.api}/compat/v1`, ...common });
+  // The target must be cached by the API before the first request; wait for it through the API.
+  for (let i = 0; !(await berth.models.list()).data.some((m) => m.id === TARGET); i++) {
+    if (i > 200) throw new Error(`${TARGET} never appeared in /compat/v1/models`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+
+  console.log(
+    `chat completion overhead — ${TARGET} via berth up (one process) vs the fake model directly; ` +
+      `node ${process.version}, ${cpus().length} cores, load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}, n=${REQUESTS} per row`,
+  );
+  const port = new URL(cp.server).port;
+  const only = (needle: string, bin: string) =>
+    processesMentioning(needle).find((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]?.endsWith(bin),
+    ) as number;
+  const pids = {
+    'berth up': up.proc.pid as number,
+    'kube-apiserver': only(`--secure-port ${port}`, 'kube-apiserver'),
+    etcd: only(cp.stateDir, 'etcd'),
+    'fake model': fakeProc.pid as number,
+    'bench client': process.pid,
+  };
+  const f = (n: number) => n.toFixed(1).padStart(6);
+  for (const [label, measure] of [
+    ['non-streaming', nonStreaming],
+    ['ttft streaming', timeToFirstToken],
+  ] as const) {
+    for (const c of LEVELS) {
+      // Warm-up at this concurrency: keep-alive connections, JIT, informer steady state.
+      await run(Math.max(50, c * 2), c, (i) => measure(direct, 'bench', i));
+      await run(Math.max(50, c * 2), c, (i) => measure(berth, TARGET, i));
+      const d = await run(REQUESTS, c, (i) => measure(direct, 'bench', i));
+      const cpu = cpuProfile(pids);
+      const t0 = performance.now();
+      const b = await run(REQUESTS, c, (i) => measure(berth, TARGET, i));
+      const qps = (REQUESTS / (performance.now() - t0)) * 1000;
+      const used = cpu(REQUESTS);
+      const row = (p: number) => pct(b, p) - pct(d, p);
+      console.log(
+        `${label.padEnd(15)} c=${String(c).padEnd(3)} direct p50 ${f(pct(d, 50))} p99 ${f(pct(d, 99))} | berth p50 ${f(pct(b, 50))} p99 ${f(pct(b, 99))} | added p50 ${f(row(50))} p99 ${f(row(99))} ms | berth ${qps.toFixed(0)} req/s`,
+      );
+      console.log(`${''.padEnd(21)} CPU ms per Berth request: ${used}`);
+    }
+  }
+} finally {
+  up.proc.kill('SIGINT');
+  await up.exited;
+  fakeProc.kill('SIGTERM');
+  await cp.stop();
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningBroker } from '../../pkg/broker/server.ts';
+import { json, post, startTestBroker } from './harness.ts';
+
+let b: RunningBroker;
+beforeAll(async () => {
+  b = await startTestBroker();
+});
+afterAll(() => b.close());
+
+describe('memory contract', () => {
+  it('creates a conversation, stores messages, lists them with {messages,total,limit,offset}', async () => {
+    const created = await post(`${b.url}/conversations`, '');
+    expect(created.status).toBe(201);
+    const { conversation_id } = await json<{ conversation_id: string }>(created);
+    expect(conversation_id).toMatch(/\w/);
+
+    const stored = await post(`${b.url}/messages`, {
+      conversation_id,
+      query_id: 'q-1',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello', name: 'bot' },
+      ],
+    });
+    expect(stored.status).toBe(201);
+
+    const page = await json(fetch(`${b.url}/messages?conversation_id=${conversation_id}&limit=1&offset=1`));
+    expect(page).toMatchObject({ total: 2, limit: 1, offset: 1 });
+    expect(page.items).toBeUndefined();
+    expect(page.messages).toEqual([
+      {
+        timestamp: expect.any(String),
+        conversation_id,
+        query_id: 'q-1',
+        message: { role: 'assistant', content: 'hello', name: 'bot' },
+      },
+    ]);
+
+    expect((await json(fetch(`${b.url}/conversations`))).conversations).toContain(conversation_id);
+    const detail = await json(fetch(`${b.url}/conversations/${conversation_id}`));
+    expect(detail.conversation_id).toBe(conversation_id);
+    expect(detail.messages.map((m: any) => m.sequence)).toEqual([expect.any(Number), expect.any(Number)]);
+    expect((await fetch(`${b.url}/health`)).status).toBe(200);
+  });
+
+  it("deletes a conversation (404 afterwards) and a query's messages", async () => {
+    await post(`${b.url}/messages`, {
+      conversation_id: 'del-c',
+      query_id: 'del-q',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    await post(`${b.url}/messages`, {
+      conversation_id: 'keep-c',
+      query_id: 'del-q',
+      messages: [{ role: 'user', content: 'y' }],
+    });
+    const byQuery = await json(fetch(`${b.url}/queries/del-q/messages`, { method: 'DELETE' }));
+    expect(byQuery.deleted).toBe(2);
+    expect((await fetch(`${b.url}/conversations/del-c`, { method: 'DELETE' })).status).toBe(200);
+    expect((await fetch(`${b.url}/conversations/del-c`)).status).toBe(404);
+    expect((await fetch(`${b.url}/conversations/del-c`, { method: 'DELETE' })).status).toBe(404);
+    const status = await json(fetch(`${b.url}/memory-status`));
+    expect(status.conversations['keep-c']).toEqual({ message_count: 0, query_count: 0 });
+  });
+});
+
+describe('broker message paging', () => {
+  it('pages by exclusive cursor with nextCursor, and sequences survive a purge', async () => {
+    const conv = 'paging';
+    for (let i = 0; i < 5; i++)
+      await post(`${b.url}/messages`, {
+        conversation_id: conv,
+        query_id: 'p',
+        messages: [{ role: 'user', content: `m${i}` }],
+      });
+    const first = await json(fetch(`${b.url}/messages?conversation_id=${conv}&limit=2&cursor=0`));
+    expect(Object.keys(first).sort()).toEqual(['hasMore', 'items', 'nextCursor', 'total']);
+    expect(first.items.map((m: any) => m.message.content)).toEqual(['m0', 'm1']);
+    expect(first).toMatchObject({ total: 5, hasMore: true, nextCursor: first.items[1].sequence });
+    const second = await json(
+      fetch(`${b.url}/messages?conversation_id=${conv}&limit=10&cursor=${first.nextCursor}`),
+    );
+    expect(second.items.map((m: any) => m.message.content)).toEqual(['m2', 'm3', 'm4']);
+    expect(second.hasMore).toBe(false);
+
+    const before = second.items[2].sequence as number;
+    expect((await json(fetch(`${b.url}/messages`, { method: 'DELETE' }))).deleted).toBeGreaterThan(0);
+    await post(`${b.url}/messages`, {
+      conversation_id: conv,
+      query_id: 'p',
+      messages: [{ role: 'user', content: 'after' }],
+    });
+    const after = await json(fetch(`${b.url}/messages?cursor=0`));
+    expect(after.items[0].sequence).toBeGreaterThan(before);
+  });
+
+  it('answers the first page with both envelopes when neither cursor nor offset is given', async () => {
+    const both = await json(fetch(`${b.url}/messages?limit=1`));
+    expect(both.items).toHaveLength(1);
+    expect(both.messages).toHaveLength(1);
+    expect(both.messages[0].sequence).toBeUndefined();
+  });
+});
