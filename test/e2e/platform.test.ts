@@ -83,7 +83,9 @@ const getJson = async (path: string) => {
 };
 
 describe('berth up end to end', () => {
-  it('runs a Query applied with kubectl to done and records everything in the broker', { timeout: 90_000 }, async () => {
+  it('runs a Query applied with kubectl to done and records everything in the broker', {
+    timeout: 90_000,
+  }, async () => {
     const applied = await kubectl(['apply', '-n', ns, '-f', '-'], manifests(fake.url));
     expect(applied.code, applied.stderr).toBe(0);
     const waited = await kubectl([

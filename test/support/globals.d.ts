@@ -1,7 +1,6 @@
 // Tests read JSON bodies of many shapes; asserting on them is the point, so `any` is the right type.
 declare global {
   interface Response {
-    // biome-ignore lint/suspicious/noExplicitAny: see above
     json(): Promise<any>;
   }
 }
