@@ -13,14 +13,16 @@ export function bodyLimit(
   onTooLarge: (c: Context, message: string) => Response,
 ): MiddlewareHandler {
   return async (c, next) => {
-    const raw = c.req.raw;
-    if (!raw.body) return next();
+    // Headers first: touching `raw.body` makes @hono/node-server build a full web Request and
+    // stream, which costs more than the rest of a small JSON request (see docs/broker.md).
+    const declared = c.req.header('content-length');
     const message = `request body exceeds the limit of ${maxBytes} bytes`;
-    const declared = raw.headers.get('content-length');
-    if (declared !== null && !raw.headers.has('transfer-encoding')) {
+    if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
       if (Number(declared) > maxBytes) return onTooLarge(c, message);
       return next();
     }
+    const raw = c.req.raw;
+    if (!raw.body) return next();
     let seen = 0;
     const counted = raw.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
