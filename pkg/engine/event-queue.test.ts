@@ -15,18 +15,24 @@ function ev(reason: string, queryId = 'q'): BrokerEvent {
   };
 }
 
-/** A transport double recording bodies; `respond` decides each status (0 = network error). */
-function recorder(respond: (body: BrokerEvent, n: number) => Promise<number> | number = () => 201) {
+/**
+ * A transport double recording the events it accepted (a batch body is an array) and each request's
+ * size; `respond` decides each status from the request's first event (0 = network error).
+ */
+function recorder(respond: (first: BrokerEvent, n: number) => Promise<number> | number = () => 201) {
   const bodies: BrokerEvent[] = [];
+  const requests: number[] = [];
   let n = 0;
   const post: PostJson = async (_url, text) => {
-    const body = JSON.parse(text) as BrokerEvent;
-    const status = await respond(body, n++);
+    const parsed = JSON.parse(text) as BrokerEvent | BrokerEvent[];
+    const events = Array.isArray(parsed) ? parsed : [parsed];
+    requests.push(events.length);
+    const status = await respond(events[0] as BrokerEvent, n++);
     if (status === 0) throw new TypeError('connect ECONNREFUSED');
-    if (status < 400) bodies.push(body);
+    if (status < 400) bodies.push(...events);
     return status;
   };
-  return { post, bodies };
+  return { post, bodies, requests };
 }
 
 describe('EventQueue', () => {
@@ -70,6 +76,41 @@ describe('EventQueue', () => {
     release();
     await q.flush();
     expect(q.stats()).toMatchObject({ queued: 0, sent: 6, dropped: 4, failed: 0 });
+  });
+
+  it('sends what queued behind a request in flight as one ordered batch of at most batchSize', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const { post, bodies, requests } = recorder(async (_first, n) => {
+      if (n === 0) await gate;
+      return 201;
+    });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, batchSize: 3 });
+    for (let i = 0; i < 8; i++) q.enqueue('k', ev(`e${i}`, 'k'));
+    expect(q.stats()).toMatchObject({ queued: 7, inFlight: 1 });
+    release();
+    await q.flush();
+    expect(requests).toEqual([1, 3, 3, 1]);
+    expect(bodies.map((b) => b.reason)).toEqual(Array.from({ length: 8 }, (_, i) => `e${i}`));
+    expect(q.stats()).toMatchObject({ queued: 0, inFlight: 0, sent: 8, failed: 0 });
+  });
+
+  it('counts every event of a batch the broker refuses as failed', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const { post } = recorder(async (_first, n) => {
+      if (n === 0) await gate;
+      return n === 0 ? 201 : 400;
+    });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent });
+    for (let i = 0; i < 4; i++) q.enqueue('k', ev(`e${i}`, 'k'));
+    release();
+    await q.flush();
+    expect(q.stats()).toMatchObject({ sent: 1, failed: 3 });
   });
 
   it('retries network errors and 5xx, gives up on 4xx and after maxAttempts, counting failures', async () => {

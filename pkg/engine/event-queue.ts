@@ -1,7 +1,8 @@
 /**
  * Delivery of operation events to the broker (`POST /events`) off the query's path: enqueue never
  * blocks or throws. Events are kept per query in a lane that is sent in order (so a Start never lands
- * after its Complete), lanes of different queries go out concurrently, the whole queue is bounded, and
+ * after its Complete) and what queued behind a request in flight goes out as one array, lanes of
+ * different queries go out concurrently, the whole queue is bounded, and
  * what could not be delivered is counted (`dropped`: queue full or closed, `failed`: retries exhausted)
  * so the controller can export it as a metric instead of losing events silently.
  */
@@ -28,6 +29,8 @@ export interface EventQueueOptions {
   /** Attempts per event on network errors, 429 and 5xx. */
   maxAttempts?: number;
   retryBaseMs?: number;
+  /** Events of one query sent in one request at most (the broker takes arrays of up to 1000). */
+  batchSize?: number;
 }
 
 export interface EventQueueStats {
@@ -62,6 +65,7 @@ export class EventQueue {
       concurrency: opts.concurrency ?? 8,
       maxAttempts: opts.maxAttempts ?? 3,
       retryBaseMs: opts.retryBaseMs ?? 200,
+      batchSize: opts.batchSize ?? 100,
     };
   }
 
@@ -115,13 +119,14 @@ export class EventQueue {
   async #drain(key: string): Promise<void> {
     const lane = this.#lanes.get(key);
     while (lane && lane.length > 0) {
-      const ev = lane.shift() as BrokerEvent;
-      this.#stats.queued--;
-      this.#stats.inFlight++;
-      const ok = await this.#send(ev);
-      this.#stats.inFlight--;
-      if (ok) this.#stats.sent++;
-      else this.#stats.failed++;
+      // What queued up behind the request in flight goes out together, still in order.
+      const batch = lane.splice(0, this.#opts.batchSize);
+      this.#stats.queued -= batch.length;
+      this.#stats.inFlight += batch.length;
+      const ok = await this.#send(batch);
+      this.#stats.inFlight -= batch.length;
+      if (ok) this.#stats.sent += batch.length;
+      else this.#stats.failed += batch.length;
     }
     this.#lanes.delete(key);
     this.#active.delete(key);
@@ -129,8 +134,9 @@ export class EventQueue {
     if (this.#isIdle()) for (const resolve of this.#idle.splice(0)) resolve();
   }
 
-  async #send(ev: BrokerEvent): Promise<boolean> {
-    const body = JSON.stringify(ev);
+  async #send(batch: BrokerEvent[]): Promise<boolean> {
+    const body = JSON.stringify(batch.length === 1 ? batch[0] : batch);
+    const reason = batch.map((e) => e.reason).join(',');
     for (let attempt = 1; ; attempt++) {
       let problem: string;
       try {
@@ -138,17 +144,14 @@ export class EventQueue {
         if (status >= 200 && status < 300) return true;
         problem = `HTTP ${status}`;
         if (status < 500 && status !== 429) {
-          this.#log.warn({ reason: ev.reason, status }, 'broker refused an event');
+          this.#log.warn({ reason, status }, 'broker refused an event');
           return false;
         }
       } catch (err) {
         problem = describeNetworkError(err);
       }
       if (attempt >= this.#opts.maxAttempts) {
-        this.#log.warn(
-          { reason: ev.reason, problem, attempts: attempt },
-          'event not delivered to the broker',
-        );
+        this.#log.warn({ reason, problem, attempts: attempt }, 'event not delivered to the broker');
         return false;
       }
       await new Promise((r) => setTimeout(r, this.#opts.retryBaseMs * 2 ** (attempt - 1)));

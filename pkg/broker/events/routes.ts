@@ -7,7 +7,7 @@ import { DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/l
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
-import { type EventFilter, eventBody, type StoredEvent } from './types.ts';
+import { type EventFilter, eventPost, MAX_EVENT_BATCH, type StoredEvent } from './types.ts';
 
 export const EVENTS_TOPIC = 'events';
 export type EventMeta = { q: string; s: string };
@@ -80,12 +80,19 @@ export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
       method: 'post',
       path: '/events',
       tags,
-      summary: 'Record an operation event',
+      summary: 'Record an operation event, or a batch of them (an array, stored in order)',
+      description: `One event object → the stored event. An array of 1–${MAX_EVENT_BATCH} events (what the engine sends to save a round trip per event) → the stored events in order; the whole batch is validated before any is stored.`,
       middleware: [jsonOnly()] as const,
-      request: { body: { content: { 'application/json': { schema: eventBody } }, required: true } },
-      responses: { 201: { description: 'The stored event with its sequence' } },
+      request: { body: { content: { 'application/json': { schema: eventPost } }, required: true } },
+      responses: { 201: { description: 'The stored event (or events) with sequences' } },
     }),
-    async (c) => jsonResponse((await store.append(c.req.valid('json'))).json, 201),
+    async (c) => {
+      const body = c.req.valid('json');
+      if (!Array.isArray(body)) return jsonResponse((await store.append(body)).json, 201);
+      const stored: string[] = [];
+      for (const ev of body) stored.push((await store.append(ev)).json);
+      return jsonResponse(`[${stored.join(',')}]`, 201);
+    },
   );
 
   route(

@@ -26,6 +26,15 @@ export const eventBody = z.object({
 });
 export type EventInput = z.output<typeof eventBody>;
 
+export const MAX_EVENT_BATCH = 1000;
+export const eventPost = z.union([
+  eventBody,
+  z
+    .array(eventBody)
+    .min(1, 'an event batch must not be empty')
+    .max(MAX_EVENT_BATCH, `an event batch holds at most ${MAX_EVENT_BATCH} events`),
+]);
+
 export interface StoredEvent extends TimedEntry {
   queryId: string;
   sessionId: string;

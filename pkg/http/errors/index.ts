@@ -29,6 +29,28 @@ export function sendError(
 interface IssueLike {
   path: PropertyKey[];
   message: string;
+  code?: string;
+  errors?: IssueLike[][];
+}
+
+const typeMismatchAtRoot = (branch: IssueLike[]) =>
+  branch.length === 1 && branch[0]?.code === 'invalid_type' && branch[0].path.length === 0;
+
+/**
+ * zod reports a failed union as one bare "Invalid input". When exactly one alternative had the
+ * input's shape (e.g. an array where either an object or an array is allowed), its own issues are
+ * what is wrong; when none had, the alternatives' expectations are listed.
+ */
+function flatten(issue: IssueLike): IssueLike[] {
+  if (issue.code !== 'invalid_union' || !issue.errors?.length) return [issue];
+  const shaped = issue.errors.filter((b) => !typeMismatchAtRoot(b));
+  if (shaped.length === 1)
+    return (shaped[0] as IssueLike[]).flatMap((i) => flatten({ ...i, path: [...issue.path, ...i.path] }));
+  if (shaped.length === 0) {
+    const expected = issue.errors.map((b) => b[0]?.message.replace(/^Invalid input: /, '')).join(' or ');
+    return [{ path: issue.path, message: `invalid input: ${expected}` }];
+  }
+  return [issue];
 }
 
 /**
@@ -40,7 +62,9 @@ export function validationHook(
   c: Context,
 ): Response | undefined {
   if (result.success || !result.error) return undefined;
-  const issues = result.error.issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  const issues = result.error.issues
+    .flatMap(flatten)
+    .map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
   const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
   return sendError(c, 400, 'invalid_request', `invalid request: ${summary}`, { issues });
 }
