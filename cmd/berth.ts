@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
+import { namespaceName } from '../pkg/gateway/config.ts';
 import { runApi } from './api.ts';
 import { runBroker } from './broker.ts';
 import { addControllerOptions, runController } from './controller.ts';
@@ -24,6 +25,13 @@ function parsePort(v: string, name: string): number {
   return n;
 }
 
+const namespace = (description: string) =>
+  new Option('--namespace <ns>', description).argParser((v) => {
+    const r = namespaceName.safeParse(v);
+    if (!r.success) throw new Error(`--namespace ${r.error.issues[0]?.message}, got ${JSON.stringify(v)}`);
+    return v;
+  });
+
 function notYetBuilt(name: string) {
   return () => {
     console.error(`berth ${name}: not yet built`);
@@ -37,7 +45,7 @@ program
     'Run the whole platform locally: control plane (etcd + kube-apiserver), controller, API and broker',
   )
   .option('--state-dir <dir>', 'where control-plane data and the kubeconfig are kept', '.berth')
-  .option('--namespace <ns>', 'serve and watch only this namespace (default: serve "default", watch all)')
+  .addOption(namespace('serve and watch only this namespace (default: serve "default", watch all)'))
   .addOption(
     new Option('--api-port <port>', 'API service port')
       .default(8000)
@@ -55,14 +63,14 @@ addControllerOptions(
     .command('controller')
     .description('Run the controller: informers, reconcilers and the query engine (leader-elected)')
     .addOption(port(8081))
-    .option('--namespace <ns>', 'watch only this namespace'),
+    .addOption(namespace('watch only this namespace')),
 ).action(runController);
 
 program
   .command('api')
   .description('Run the API service (/v1, /compat/v1, /docs)')
   .addOption(port(8000))
-  .option('--namespace <ns>', 'namespace this instance serves')
+  .addOption(namespace('namespace this instance serves'))
   .action(runApi);
 
 program

@@ -2,13 +2,16 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
+/** A Kubernetes namespace name (RFC 1123 label), for NAMESPACE and every `--namespace` flag. */
+export const namespaceName = z
+  .string()
+  .max(63, 'must be at most 63 characters')
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name (lower-case letters, digits, "-")');
+
 /** `berth api` configuration from the environment; invalid values stop the process with the variable's name. */
 export const gatewayEnvSchema = z.object({
   PORT: port.default(8000),
-  NAMESPACE: z
-    .string()
-    .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a namespace name')
-    .optional(),
+  NAMESPACE: namespaceName.optional(),
   BROKER_URL: z.url({ protocol: /^https?$/ }).optional(),
   AUTH_MODE: z.string().optional(),
   OIDC_ISSUER_URL: z.url().optional(),

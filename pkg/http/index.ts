@@ -8,7 +8,7 @@ export {
   validationHook,
 } from './errors/index.ts';
 export { mediaTypeOf, requireMediaType } from './media-type/index.ts';
-export { type AnyOpenAPIHono, mountDocsPage, route } from './openapi/index.ts';
+export { type AnyOpenAPIHono, jsonBodyRoute, mountDocsPage, route } from './openapi/index.ts';
 export { REQUEST_ID_HEADER, requestId, requestIdOf } from './request-id/index.ts';
 export {
   CONNECTED_FRAME,

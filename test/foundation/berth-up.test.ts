@@ -86,4 +86,13 @@ describe('berth CLI', () => {
     expect(await p.exited).not.toBe(0);
     expect(p.output()).toContain('--port must be an integer');
   });
+
+  for (const sub of ['up', 'controller', 'api']) {
+    it(`berth ${sub} rejects an invalid --namespace with a message naming the option`, async () => {
+      const p = spawnBerth([sub, '--namespace', 'Bad_NS']);
+      expect(await p.exited).not.toBe(0);
+      expect(p.output()).toContain('--namespace must be a namespace name');
+      expect(p.output()).toContain('"Bad_NS"');
+    });
+  }
 });

@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { type AnyOpenAPIHono, route } from '../../http/index.ts';
+import { type AnyOpenAPIHono, jsonBodyRoute, route } from '../../http/index.ts';
 import { jsonOnly } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
@@ -74,25 +74,24 @@ export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
     },
   );
 
-  route(
+  jsonBodyRoute(
     app,
-    createRoute({
+    {
       method: 'post',
       path: '/events',
       tags,
       summary: 'Record an operation event, or a batch of them (an array, stored in order)',
       description: `One event object → the stored event. An array of 1–${MAX_EVENT_BATCH} events (what the engine sends to save a round trip per event) → the stored events in order; the whole batch is validated before any is stored.`,
-      middleware: [jsonOnly()] as const,
-      request: { body: { content: { 'application/json': { schema: eventPost } }, required: true } },
       responses: { 201: { description: 'The stored event (or events) with sequences' } },
-    }),
-    async (c) => {
-      const body = c.req.valid('json');
+    },
+    eventPost,
+    async (_c, body) => {
       if (!Array.isArray(body)) return jsonResponse((await store.append(body)).json, 201);
       const stored: string[] = [];
       for (const ev of body) stored.push((await store.append(ev)).json);
       return jsonResponse(`[${stored.join(',')}]`, 201);
     },
+    [jsonOnly()],
   );
 
   route(

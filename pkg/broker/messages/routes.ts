@@ -1,5 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
-import { type AnyOpenAPIHono, route } from '../../http/index.ts';
+import { type AnyOpenAPIHono, jsonBodyRoute, route } from '../../http/index.ts';
 import { jsonOnly } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listJson } from '../core/list.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
@@ -65,19 +65,17 @@ export function mountMessageRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void 
     },
   );
 
-  route(
+  jsonBodyRoute(
     app,
-    createRoute({
+    {
       method: 'post',
       path: '/messages',
       tags,
       summary: 'Store messages of a query in a conversation (created on first use)',
-      middleware: [jsonOnly()] as const,
-      request: { body: { content: { 'application/json': { schema: messagesBody } }, required: true } },
       responses: { 201: { description: 'Stored; the sequences assigned' } },
-    }),
-    async (c) => {
-      const body = c.req.valid('json');
+    },
+    messagesBody,
+    async (c, body) => {
       const stored = await store.append(body);
       return c.json(
         {
@@ -90,6 +88,7 @@ export function mountMessageRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void 
         201,
       );
     },
+    [jsonOnly()],
   );
 
   route(

@@ -2,6 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono, RouteConfig, RouteHandler } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { z } from 'zod';
+import { validationHook } from '../errors/index.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: routes mount on apps with any Env
 export type AnyOpenAPIHono = OpenAPIHono<any, any, any>;
@@ -16,6 +19,33 @@ export function route<R extends RouteConfig>(
   handler: (c: Parameters<RouteHandler<R>>[0]) => Response | Promise<Response>,
 ): void {
   app.openapi(config, handler as unknown as RouteHandler<R>);
+}
+
+/**
+ * A documented route whose JSON body is validated by `schema.safeParse` in the handler's own step.
+ * @hono/zod-openapi validates through an extra middleware with an asynchronous parse, which costs
+ * about an eighth of the throughput of a small ingest request; the broker's hot write routes
+ * (`POST /messages`, `POST /events`) use this instead. Same schema, same 400 envelope, same docs.
+ * Malformed JSON throws from `c.req.json()` and becomes a 400 in the shared error handler. Literal
+ * paths only (OpenAPI `{param}` templates are not translated to Hono `:param`).
+ */
+export function jsonBodyRoute<S extends z.ZodType>(
+  app: AnyOpenAPIHono,
+  config: RouteConfig & { method: 'post' | 'put' | 'patch' },
+  schema: S,
+  handler: (c: Context, body: z.output<S>) => Response | Promise<Response>,
+  middleware: MiddlewareHandler[] = [],
+): void {
+  app.openAPIRegistry.registerPath({
+    ...config,
+    request: { ...config.request, body: { content: { 'application/json': { schema } }, required: true } },
+  });
+  const validated: MiddlewareHandler = async (c) => {
+    const parsed = schema.safeParse(await c.req.json());
+    if (!parsed.success) return validationHook(parsed, c) as Response;
+    return handler(c, parsed.data);
+  };
+  app.on([config.method.toUpperCase()], [config.path], ...middleware, validated);
 }
 
 const ASSETS = new Map([

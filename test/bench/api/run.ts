@@ -10,6 +10,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import autocannon from 'autocannon';
+import { Pool } from 'undici';
 import { ApiKeySecretCache } from '../../../pkg/auth/api-keys/secret-cache.ts';
 import { ApiKeyService } from '../../../pkg/auth/api-keys/service.ts';
 import { projectRoot, startControlPlane } from '../../../pkg/kube/controlplane/index.ts';
@@ -34,7 +35,40 @@ function cpuMs(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
+/**
+ * A lighter load generator than autocannon for the same measurement: 50 keep-alive connections of
+ * one undici Pool, each looping request → discard body. autocannon keeps every body as a string and
+ * is the first thing to run out of CPU on 2 shared cores; this shows what the API itself sustains.
+ */
+async function leanLoad(url: string, headers: Record<string, string>, connections: number, seconds: number) {
+  const u = new URL(url);
+  const pool = new Pool(u.origin, { connections, pipelining: 1 });
+  const latencies: number[] = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        try {
+          const res = await pool.request({ path: u.pathname + u.search, method: 'GET', headers });
+          await res.body.dump({ limit: Number.POSITIVE_INFINITY });
+          if (res.statusCode !== 200) errors++;
+        } catch {
+          errors++;
+        }
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => Math.round((latencies[Math.floor(latencies.length * p)] ?? 0) * 10) / 10;
+  return { rps: Math.round(latencies.length / seconds), p50: pct(0.5), p99: pct(0.99), errors };
+}
+
 const cp = await startControlPlane({ crdDir: join(projectRoot(), 'crds') });
+let apiOutput = () => '';
 const stops: Array<() => Promise<unknown> | unknown> = [() => cp.stop()];
 try {
   const admin = new KubeConfig();
@@ -80,6 +114,7 @@ try {
   writeFileSync(kubeconfig, gw.exportConfig(), { mode: 0o600 });
   const api = spawnBerth(['api', '--port', '0', '--namespace', ns], {
     ...process.env,
+    ...(process.env.BENCH_API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS } : {}),
     KUBECONFIG: kubeconfig,
     AUTH_MODE: 'basic',
     LOG_LEVEL: 'info',
@@ -92,6 +127,7 @@ try {
     clearTimeout(t);
   });
   process.on('exit', () => api.proc.kill('SIGKILL'));
+  apiOutput = () => api.output();
   const port = (JSON.parse(await api.waitForLine(/"msg":"api listening"/)) as { port: number }).port;
   const url = `http://127.0.0.1:${port}/v1/namespaces/${ns}/agents`;
   const authorization = `Basic ${Buffer.from(`${key.public_key}:${key.secret_key}`).toString('base64')}`;
@@ -141,6 +177,23 @@ try {
       results.met = String(r.requests.average >= 3000 && r.latency.p99 <= 20 && r.errors + r.non2xx === 0);
     }
   }
+  for (const [label, headers] of [
+    ['gzip, lean client', gzip],
+    ['identity, lean client', { authorization }],
+  ] as const) {
+    log(`GET agents (${label}) x${CONNECTIONS} for ${SECONDS} s`);
+    const cpu0 = cpuMs(api.proc.pid);
+    const r = await leanLoad(url, headers, CONNECTIONS, SECONDS);
+    results[`${label}: API CPU use (% of one core)`] = Math.round(
+      (cpuMs(api.proc.pid) - cpu0) / (SECONDS * 10),
+    );
+    results[`${label}: req/s`] = r.rps;
+    results[`${label}: latency p50 (ms)`] = r.p50;
+    results[`${label}: latency p99 (ms)`] = r.p99;
+    results[`${label}: errors + non-2xx`] = r.errors;
+    if (label === 'gzip, lean client')
+      results['met with the lean client'] = String(r.rps >= 3000 && r.p99 <= 20 && r.errors === 0);
+  }
   const gzRes = await fetch(url, { headers: gzip });
   results['gzip response bytes'] = Number(gzRes.headers.get('content-length') ?? 0);
   const width = Math.max(...Object.keys(results).map((k) => k.length));
@@ -149,4 +202,5 @@ try {
   writeFileSync(join(import.meta.dirname, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
 } finally {
   for (const stop of stops) await stop();
+  if (process.env.BENCH_API_OUTPUT) console.log(apiOutput());
 }

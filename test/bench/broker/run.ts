@@ -3,7 +3,7 @@
  * The broker runs as its own process (so its RSS is measured alone); load comes from autocannon and
  * raw HTTP SSE watchers in this process. Prints a table and writes results.json beside this file.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -16,20 +16,50 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const BYTE_CAP = 256 * 1024 * 1024;
 const results: Record<string, number | string> = {};
 
-const broker = spawnBerth(['broker', '--port', '0'], {
-  ...process.env,
-  LOG_LEVEL: 'info',
-  BROKER_MAX_MESSAGES: '2000000',
-  BROKER_MAX_MESSAGE_BYTES: String(BYTE_CAP),
-});
-const line = await broker.waitForLine(/"msg":"broker listening"/, 30_000);
-const url = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
-const pid = broker.proc.pid as number;
+/**
+ * A broker process of its own. Each scenario of the issue is measured on a fresh one where what
+ * earlier scenarios left behind would distort it: the SSE fan-out and the 1M-message fill would
+ * otherwise run on a heap that the 1.3M-span OTLP phase grew to a gigabyte (major GC pauses).
+ */
+async function startBrokerProcess() {
+  const proc = spawnBerth(['broker', '--port', '0'], {
+    ...process.env,
+    LOG_LEVEL: 'info',
+    BROKER_MAX_MESSAGES: '2000000',
+    BROKER_MAX_MESSAGE_BYTES: String(BYTE_CAP),
+  });
+  const line = await proc.waitForLine(/"msg":"broker listening"/, 30_000);
+  const url = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
+  return { proc: proc.proc, exited: proc.exited, output: () => proc.output(), url };
+}
+let broker = await startBrokerProcess();
+let url = broker.url;
+const rssNow = () => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${broker.proc.pid}/status`, 'utf8'));
+  return Math.round(Number(m?.[1] ?? 0) / 1024);
+};
 const rssMb = async () => {
   await new Promise((r) => setTimeout(r, 500));
-  const { readFileSync } = await import('node:fs');
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Math.round(Number(m?.[1] ?? 0) / 1024);
+  return rssNow();
+};
+/** RSS once V8's memory reducer has run: polled until it stops falling for 3 s (at most 30 s). */
+const settledRssMb = async () => {
+  let last = rssNow();
+  let stableSince = performance.now();
+  const end = performance.now() + 30_000;
+  while (performance.now() < end && performance.now() - stableSince < 3000) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = rssNow();
+    if (now < last - 1) stableSince = performance.now();
+    last = Math.min(last, now);
+  }
+  return last;
+};
+const freshBroker = async () => {
+  broker.proc.kill('SIGTERM');
+  await broker.exited;
+  broker = await startBrokerProcess();
+  url = broker.url;
 };
 // Setup requests retry once: a keep-alive socket closed by the server as a request goes out resets.
 const send = async (path: string, init: RequestInit): Promise<Response> => {
@@ -117,8 +147,10 @@ results['OTLP JSON spans/s'] = Math.round(otlpRun.requests.average * spans.lengt
 results['RSS after OTLP (MB)'] = await rssMb();
 await send('/traces', { method: 'DELETE' });
 
-// 4. SSE fan-out: 1,000 watchers of /messages?watch=true, 200 messages/s.
+// 4. SSE fan-out: 1,000 watchers of /messages?watch=true, 200 messages/s, on a fresh broker.
 phase('SSE fan-out');
+await freshBroker();
+results['RSS of the fresh broker (MB)'] = await rssMb();
 const fan = await fanOut(url, { watchers: 1000, rate: 200, seconds: SECONDS });
 results['SSE watchers'] = fan.watchers;
 results['SSE delivered fraction'] = fan.delivered.toFixed(4);
@@ -128,8 +160,7 @@ results['RSS after SSE (MB)'] = await rssMb();
 
 // 5. 1M stored messages stay under the byte cap (the store's estimate and the heap it really uses).
 phase('1M messages');
-await send('/messages', { method: 'DELETE' });
-await send('/conversations', { method: 'DELETE' });
+await freshBroker();
 const big = Array.from({ length: 1000 }, (_, i) => ({
   role: 'assistant',
   content: `stored message number ${i} with a little text`,
@@ -147,6 +178,7 @@ results['messages held after 1M posted'] = status.total_messages;
 results['byte cap (MB)'] = BYTE_CAP / 1024 / 1024;
 results['heap used after 1M messages (MB)'] = Math.round(ready.memory.heapUsed / 1024 / 1024);
 results['RSS after 1M messages (MB)'] = await rssMb();
+results['RSS after 1M messages, settled (MB)'] = await settledRssMb();
 
 // 6. The same load into a MemoryMessageStore in this process, measured after a full GC: what the
 // store really holds against its byte cap (the broker's RSS above also holds V8's grown heap).
