@@ -12,9 +12,14 @@ export interface Spawned {
   exited: Promise<number | null>;
 }
 
-/** Runs `berth <args>` from the source tree on the pinned Node, capturing stdout and stderr. */
+/**
+ * Runs `berth <args>` from the source tree on the pinned Node, capturing stdout and stderr.
+ * `BERTH_NODE_FLAGS` (space-separated) adds Node flags that NODE_OPTIONS refuses, e.g. `--trace-gc`
+ * when a benchmark's tail latency needs explaining.
+ */
 export function spawnBerth(args: string[], env: NodeJS.ProcessEnv = process.env): Spawned {
-  const proc = spawn(process.execPath, [join(ROOT, 'cmd', 'berth.ts'), ...args], {
+  const flags = env.BERTH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const proc = spawn(process.execPath, [...flags, join(ROOT, 'cmd', 'berth.ts'), ...args], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -20,3 +20,4 @@ const r = await fanOut(url, {
 console.log(JSON.stringify({ flushMs: process.env.SSE_FLUSH_MS ?? 'default', ...r }));
 broker.proc.kill('SIGTERM');
 await broker.exited;
+if (process.env.BERTH_NODE_FLAGS) console.log(broker.output());

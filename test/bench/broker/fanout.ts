@@ -10,12 +10,13 @@ export interface FanOutResult {
 
 /**
  * `watchers` raw HTTP SSE connections to /messages?watch=true (in a worker thread); this thread
- * posts `rate` messages per second carrying their send time. Reports the delivered fraction of
+ * posts `rate` messages per second carrying their send time, after `warmupSeconds` (default 2) of
+ * unmeasured messages at the same rate. Reports the delivered fraction of measured
  * message×watcher pairs and the delivery latency percentiles.
  */
 export async function fanOut(
   url: string,
-  o: { watchers: number; rate: number; seconds: number },
+  o: { watchers: number; rate: number; seconds: number; warmupSeconds?: number },
 ): Promise<FanOutResult> {
   const worker = new Worker(join(import.meta.dirname, 'watchers.ts'), {
     workerData: { url, watchers: o.watchers },
@@ -31,26 +32,32 @@ export async function fanOut(
       worker.on('message', on);
     });
   await next('ready');
-  const total = o.rate * o.seconds;
-  const interval = 1000 / o.rate;
-  const start = performance.now();
+  // Warm-up at the same rate, not measured (its messages carry no timestamp the watchers match):
+  // the first second pays JIT compilation and connection set-up on both sides.
   const posts: Promise<unknown>[] = [];
-  for (let i = 0; i < total; i++) {
-    const wait = start + i * interval - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const sent = performance.timeOrigin + performance.now();
-    posts.push(
-      fetch(`${url}/messages`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          conversation_id: 'fan',
-          query_id: 'fan',
-          messages: [{ role: 'user', content: `t${sent}` }],
-        }),
-      }).then((r) => r.arrayBuffer()),
-    );
-  }
+  const postAt = async (seconds: number, content: () => string) => {
+    const total = o.rate * seconds;
+    const interval = 1000 / o.rate;
+    const start = performance.now();
+    for (let i = 0; i < total; i++) {
+      const wait = start + i * interval - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      posts.push(
+        fetch(`${url}/messages`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            conversation_id: 'fan',
+            query_id: 'fan',
+            messages: [{ role: 'user', content: content() }],
+          }),
+        }).then((r) => r.arrayBuffer()),
+      );
+    }
+  };
+  await postAt(o.warmupSeconds ?? 2, () => 'warm-up');
+  const total = o.rate * o.seconds;
+  await postAt(o.seconds, () => `t${performance.timeOrigin + performance.now()}`);
   await Promise.all(posts);
   const expected = total * o.watchers;
   const deadline = performance.now() + 10_000;
