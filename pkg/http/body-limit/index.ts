@@ -15,6 +15,7 @@ export function bodyLimit(
   return async (c, next) => {
     // Headers first: touching `raw.body` makes @hono/node-server build a full web Request and
     // stream, which costs more than the rest of a small JSON request (see docs/broker.md).
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
     const declared = c.req.header('content-length');
     const message = `request body exceeds the limit of ${maxBytes} bytes`;
     if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {

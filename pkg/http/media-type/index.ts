@@ -26,9 +26,14 @@ export function requireMediaType(
   };
 }
 
-/** From the headers alone: `c.req.raw.body` would make the Node adapter build a web stream. */
+/**
+ * From the headers when they tell (every HTTP/1.1 request with a body has one of them): reading
+ * `c.req.raw.body` makes the Node adapter build a web stream, so it is only the fallback for
+ * in-process requests (`app.request`) that carry neither.
+ */
 function hasBody(c: Context): boolean {
   const length = c.req.header('content-length');
   if (length !== undefined) return length !== '0';
-  return c.req.header('transfer-encoding') !== undefined;
+  if (c.req.header('transfer-encoding') !== undefined) return true;
+  return c.req.raw.body !== null;
 }
