@@ -2,81 +2,120 @@ import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../log/index.ts';
 import { errorHandler, sendError } from '../errors/index.ts';
 import { bodyLimit } from './index.ts';
 
 const LIMIT = 100;
-let reached = 0;
+const MESSAGE = `request body exceeds the limit of ${LIMIT} bytes`;
+let refusals: string[] = []; // messages handed to onTooLarge
+let reached = 0; // handler entries
+
+// Wired as in pkg/broker/app.ts: the callback answers with the shared error envelope.
 const app = new Hono();
 app.use(
   '*',
-  bodyLimit(LIMIT, (c, message) => sendError(c, 413, 'payload_too_large', message)),
+  bodyLimit(LIMIT, (c, message) => {
+    refusals.push(message);
+    return sendError(c, 413, 'payload_too_large', message);
+  }),
 );
 app.onError(errorHandler(createLogger({ level: 'silent' })));
 app.post('/echo', async (c) => {
   reached++;
   return c.text(await c.req.text());
 });
+// A handler that deals with the failed read itself (so the error handler never sees it).
+app.post('/swallow', async (c) => {
+  reached++;
+  try {
+    return c.text(await c.req.text());
+  } catch {
+    return c.text('read failed', 400);
+  }
+});
 app.get('/echo', (c) => c.text('no body'));
 
 let server: ReturnType<typeof serve>;
-let port = 0;
+let base = '';
 beforeAll(async () => {
   server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise<void>((r) => server.once('listening', () => r()));
-  port = (server.address() as AddressInfo).port;
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
+beforeEach(() => {
+  refusals = [];
+  reached = 0;
+});
 
-/** Sends `chunks` with transfer-encoding: chunked (no content-length) through the real Node adapter. */
-function chunked(chunks: string[]): Promise<{ status: number; body: string }> {
+/** POSTs `chunks` with transfer-encoding: chunked (no content-length) through the real Node adapter. */
+function chunked(path: string, chunks: string[]): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path: '/echo', method: 'POST', headers: { 'transfer-encoding': 'chunked' } },
-      (res) => {
-        let body = '';
-        res.on('data', (d) => {
-          body += d;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
+    const { hostname, port } = new URL(base);
+    const headers = { 'transfer-encoding': 'chunked', 'content-type': 'text/plain' };
+    const req = request({ host: hostname, port, path, method: 'POST', headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
     req.on('error', reject);
     for (const c of chunks) req.write(c);
     req.end();
   });
 }
 
+const post = (body: string) => fetch(`${base}/echo`, { method: 'POST', body });
+
 describe('bodyLimit', () => {
-  it('passes a declared body at the limit and refuses one over it without running the handler', async () => {
-    const url = `http://127.0.0.1:${port}/echo`;
-    const at = await fetch(url, { method: 'POST', body: 'x'.repeat(LIMIT) });
-    expect(at.status).toBe(200);
-    expect((await at.text()).length).toBe(LIMIT);
-    const before = reached;
-    const over = await fetch(url, { method: 'POST', body: 'x'.repeat(LIMIT + 1) });
-    expect(over.status).toBe(413);
-    expect((await over.json()).error.message).toBe(`request body exceeds the limit of ${LIMIT} bytes`);
-    expect(reached).toBe(before);
+  it('passes a declared content-length under and at the limit', async () => {
+    for (const size of [1, LIMIT - 1, LIMIT]) {
+      const res = await post('x'.repeat(size));
+      expect(res.status).toBe(200);
+      expect(await res.text()).toBe('x'.repeat(size));
+    }
+    expect(reached).toBe(3);
+    expect(refusals).toEqual([]);
   });
 
-  it('streams a chunked body under the limit to the handler intact', async () => {
-    const res = await chunked(['a'.repeat(30), 'b'.repeat(30), 'c'.repeat(30)]);
-    expect(res.status).toBe(200);
-    expect(res.body).toBe(`${'a'.repeat(30)}${'b'.repeat(30)}${'c'.repeat(30)}`);
+  it('refuses a declared content-length over the limit through onTooLarge, without running the handler', async () => {
+    const res = await post('x'.repeat(LIMIT + 1));
+    expect(res.status).toBe(413);
+    expect((await res.json()).error).toMatchObject({ code: 'payload_too_large', message: MESSAGE });
+    expect(refusals).toEqual([MESSAGE]);
+    expect(reached).toBe(0);
+  });
+
+  it('streams a chunked body up to the limit to the handler intact', async () => {
+    const chunks = ['a'.repeat(40), 'b'.repeat(40), 'c'.repeat(20)];
+    const res = await chunked('/echo', chunks);
+    expect(res).toEqual({ status: 200, body: chunks.join('') });
+    expect(refusals).toEqual([]);
   });
 
   it('answers 413 to a chunked body that goes over the limit while the handler reads it', async () => {
-    const res = await chunked(['a'.repeat(60), 'b'.repeat(60)]);
+    const res = await chunked('/echo', ['a'.repeat(60), 'b'.repeat(60), 'c'.repeat(60)]);
+    expect(reached).toBe(1);
     expect(res.status).toBe(413);
-    expect(JSON.parse(res.body).error.code).toBe('payload_too_large');
+    expect(JSON.parse(res.body).error).toMatchObject({ code: 'payload_too_large', message: MESSAGE });
+  });
+
+  it('still answers 413 through onTooLarge when the handler swallows the failed read', async () => {
+    const res = await chunked('/swallow', ['a'.repeat(60), 'b'.repeat(60)]);
+    expect(reached).toBe(1);
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.body).error.message).toBe(MESSAGE);
+    expect(refusals).toEqual([MESSAGE]);
   });
 
   it('lets a GET without a body through', async () => {
-    const res = await fetch(`http://127.0.0.1:${port}/echo`);
+    const res = await fetch(`${base}/echo`);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('no body');
+    expect(refusals).toEqual([]);
   });
 });

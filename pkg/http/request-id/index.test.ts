@@ -1,10 +1,16 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../log/index.ts';
+import { errorHandler } from '../errors/index.ts';
 import { REQUEST_ID_HEADER, requestId, requestIdOf } from './index.ts';
 
 const app = new Hono();
 app.use('*', requestId());
+app.onError(errorHandler(createLogger({ level: 'silent' })));
 app.get('/', (c) => c.text(requestIdOf(c) ?? 'missing'));
+app.get('/boom', () => {
+  throw new Error('boom');
+});
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -18,16 +24,26 @@ describe('requestId', () => {
     expect(other.headers.get(REQUEST_ID_HEADER)).not.toBe(id);
   });
 
-  it("keeps a caller's short printable id", async () => {
-    const res = await app.request('/', { headers: { [REQUEST_ID_HEADER]: 'trace-42:abc/def' } });
-    expect(res.headers.get(REQUEST_ID_HEADER)).toBe('trace-42:abc/def');
-    expect(await res.text()).toBe('trace-42:abc/def');
+  it("keeps a caller's short printable id, up to 128 characters", async () => {
+    for (const given of ['trace-42:abc/def', 'a.b@c+d=e_f', 'x'.repeat(128)]) {
+      const res = await app.request('/', { headers: { [REQUEST_ID_HEADER]: given } });
+      expect(res.headers.get(REQUEST_ID_HEADER)).toBe(given);
+      expect(await res.text()).toBe(given);
+    }
   });
 
   it('replaces an id that is too long or carries characters unfit for logs and headers', async () => {
     for (const given of ['x'.repeat(129), 'a b', 'id"quoted', '<script>']) {
       const res = await app.request('/', { headers: { [REQUEST_ID_HEADER]: given } });
       expect(res.headers.get(REQUEST_ID_HEADER)).toMatch(UUID);
+      expect(await res.text()).toBe(res.headers.get(REQUEST_ID_HEADER));
     }
+  });
+
+  it('ties an error response to the request: same id in the header and the envelope', async () => {
+    const res = await app.request('/boom', { headers: { [REQUEST_ID_HEADER]: 'req-7' } });
+    expect(res.status).toBe(500);
+    expect(res.headers.get(REQUEST_ID_HEADER)).toBe('req-7');
+    expect((await res.json()).error.requestId).toBe('req-7');
   });
 });
