@@ -2,16 +2,12 @@
  * The SSE fan-out scenario alone, for tuning: `SSE_FLUSH_MS=… node test/bench/broker/fanout-only.ts`
  * (WATCHERS, RATE, BENCH_SECONDS). The broker runs as its own process with the caller's environment.
  */
-import { spawnBerth } from '../../support/process.ts';
 import { fanOut } from './fanout.ts';
+import { startBrokerProcess } from './process.ts';
 
-const broker = spawnBerth(['broker', '--port', '0'], { ...process.env, LOG_LEVEL: 'info' });
+const broker = await startBrokerProcess();
 process.on('exit', () => broker.proc.kill('SIGKILL'));
-const line = await broker.waitForLine(/"msg":"broker listening"/, 30_000).catch(async () => {
-  // LOG_LEVEL=warn hides the listening line; fall back to info for the port.
-  throw new Error(broker.output());
-});
-const url = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
+const url = broker.url;
 const r = await fanOut(url, {
   watchers: Number(process.env.WATCHERS ?? 1000),
   rate: Number(process.env.RATE ?? 200),

@@ -35,6 +35,7 @@ export async function fanOut(
   // Warm-up at the same rate, not measured (its messages carry no timestamp the watchers match):
   // the first second pays JIT compilation and connection set-up on both sides.
   const posts: Promise<unknown>[] = [];
+  /** Posts `rate` messages per second for `seconds`; returns how many. */
   const postAt = async (seconds: number, content: () => string) => {
     const total = o.rate * seconds;
     const interval = 1000 / o.rate;
@@ -54,10 +55,10 @@ export async function fanOut(
         }).then((r) => r.arrayBuffer()),
       );
     }
+    return total;
   };
   await postAt(o.warmupSeconds ?? 2, () => 'warm-up');
-  const total = o.rate * o.seconds;
-  await postAt(o.seconds, () => `t${performance.timeOrigin + performance.now()}`);
+  const total = await postAt(o.seconds, () => `t${performance.timeOrigin + performance.now()}`);
   await Promise.all(posts);
   const expected = total * o.watchers;
   const deadline = performance.now() + 10_000;

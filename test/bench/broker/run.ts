@@ -9,30 +9,21 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import autocannon from 'autocannon';
 import { MemoryMessageStore } from '../../../pkg/broker/messages/memory-store.ts';
-import { spawnBerth } from '../../support/process.ts';
 import { fanOut } from './fanout.ts';
+import { startBrokerProcess } from './process.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const BYTE_CAP = 256 * 1024 * 1024;
 const results: Record<string, number | string> = {};
 
 /**
- * A broker process of its own. Each scenario of the issue is measured on a fresh one where what
- * earlier scenarios left behind would distort it: the SSE fan-out and the 1M-message fill would
+ * A broker process of its own, fresh for each scenario where what earlier scenarios left behind would
+ * distort it: the SSE fan-out and the 1M-message fill would
  * otherwise run on a heap that the 1.3M-span OTLP phase grew to a gigabyte (major GC pauses).
  */
-async function startBrokerProcess() {
-  const proc = spawnBerth(['broker', '--port', '0'], {
-    ...process.env,
-    LOG_LEVEL: 'info',
-    BROKER_MAX_MESSAGES: '2000000',
-    BROKER_MAX_MESSAGE_BYTES: String(BYTE_CAP),
-  });
-  const line = await proc.waitForLine(/"msg":"broker listening"/, 30_000);
-  const url = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
-  return { proc: proc.proc, exited: proc.exited, output: () => proc.output(), url };
-}
-let broker = await startBrokerProcess();
+const startBroker = () =>
+  startBrokerProcess({ BROKER_MAX_MESSAGES: '2000000', BROKER_MAX_MESSAGE_BYTES: String(BYTE_CAP) });
+let broker = await startBroker();
 let url = broker.url;
 const rssNow = () => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${broker.proc.pid}/status`, 'utf8'));
@@ -58,7 +49,7 @@ const settledRssMb = async () => {
 const freshBroker = async () => {
   broker.proc.kill('SIGTERM');
   await broker.exited;
-  broker = await startBrokerProcess();
+  broker = await startBroker();
   url = broker.url;
 };
 // Setup requests retry once: a keep-alive socket closed by the server as a request goes out resets.

@@ -8,12 +8,9 @@
  * Added = Berth percentile − direct percentile. Target (issue 7): added p50 ≤ 20 ms, p99 ≤ 60 ms.
  * Usage: node test/bench/chat/run.ts [--requests 400] [--concurrency 20,50] [--target model/default]
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import OpenAI from 'openai';
@@ -21,7 +18,8 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { API_VERSION } from '../../../pkg/api/index.ts';
 import { applyObject } from '../../../pkg/kube/apply.ts';
 import { projectRoot, startControlPlane } from '../../../pkg/kube/controlplane/index.ts';
-import { processesMentioning, spawnBerth } from '../../support/process.ts';
+import { spawnBerth } from '../../support/process.ts';
+import { cpuSeconds, pct, platformPids, startFakeModelProcess } from '../support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,9 +33,6 @@ const LEVELS = (values.concurrency ?? '20,50').split(',').map(Number);
 const TARGET = values.target ?? 'model/default';
 const NS = 'bench-chat';
 const dir = mkdtempSync(join(tmpdir(), 'berth-bench-chat-'));
-
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 
 /** Runs `n` calls at concurrency `c`; returns the sorted latencies in ms. */
 async function run(n: number, c: number, call: (i: number) => Promise<number>): Promise<number[]> {
@@ -72,12 +67,6 @@ async function timeToFirstToken(client: OpenAI, model: string, i: number): Promi
   return first;
 }
 
-/** CPU seconds (user + system) a process has used, from /proc (clock ticks of 10 ms). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 /** Where the CPU of the measured Berth requests went: ms per request per process. */
 function cpuProfile(pids: Record<string, number>) {
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]));
@@ -87,19 +76,8 @@ function cpuProfile(pids: Record<string, number>) {
       .join(', ');
 }
 
-const fakeProc = spawn(
-  process.execPath,
-  [join(import.meta.dirname, '../../fixtures/fake-model-process.ts')],
-  {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  },
-);
-const [line] = (await once(createInterface({ input: fakeProc.stdout as NodeJS.ReadableStream }), 'line')) as [
-  string,
-];
-const fake = JSON.parse(line) as { url: string; ca: string };
 const caFile = join(dir, 'ca.pem');
-writeFileSync(caFile, fake.ca);
+const fake = await startFakeModelProcess(caFile);
 
 const cp = await startControlPlane({ crdDir: join(projectRoot(), 'crds') });
 const up = spawnBerth(
@@ -140,18 +118,7 @@ try {
         .map((l) => l.toFixed(2))
         .join(' ')}, n=${REQUESTS} per row`,
   );
-  const port = new URL(cp.server).port;
-  const only = (needle: string, bin: string) =>
-    processesMentioning(needle).find((pid) =>
-      readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]?.endsWith(bin),
-    ) as number;
-  const pids = {
-    'berth up': up.proc.pid as number,
-    'kube-apiserver': only(`--secure-port ${port}`, 'kube-apiserver'),
-    etcd: only(cp.stateDir, 'etcd'),
-    'fake model': fakeProc.pid as number,
-    'bench client': process.pid,
-  };
+  const pids = platformPids(cp, up.proc.pid as number, fake.proc.pid as number);
   const f = (n: number) => n.toFixed(1).padStart(6);
   for (const [label, measure] of [
     ['non-streaming', nonStreaming],
@@ -177,7 +144,7 @@ try {
 } finally {
   up.proc.kill('SIGINT');
   await up.exited;
-  fakeProc.kill('SIGTERM');
+  fake.proc.kill('SIGTERM');
   await cp.stop();
   rmSync(dir, { recursive: true, force: true });
 }

@@ -9,9 +9,7 @@
  * send events and spans to the broker: the whole path a user's Query takes.
  * Usage: node test/bench/engine/e2e.ts [--queries 500] [--concurrency 1,20]
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,7 +18,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION } from '../../../pkg/api/index.ts';
 import { projectRoot, startControlPlane } from '../../../pkg/kube/controlplane/index.ts';
 import { rawRequest, rawStream } from '../../../pkg/kube/raw.ts';
-import { processesMentioning, spawnBerth } from '../../support/process.ts';
+import { spawnBerth } from '../../support/process.ts';
+import { cpuSeconds, pct, platformPids, startFakeModelProcess } from '../support.ts';
 
 const { values } = parseArgs({
   options: { queries: { type: 'string', default: '500' }, concurrency: { type: 'string', default: '1,20' } },
@@ -30,24 +29,7 @@ const LEVELS = (values.concurrency ?? '1,20').split(',').map(Number);
 const NS = 'bench-e2e';
 const GROUP = `/apis/${API_VERSION}/namespaces/${NS}`;
 const dir = mkdtempSync(join(tmpdir(), 'berth-bench-e2e-'));
-const pct = (s: number[], p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-const fakeProc = spawn(
-  process.execPath,
-  [join(import.meta.dirname, '../../fixtures/fake-model-process.ts')],
-  {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  },
-);
-const input = createInterface({ input: fakeProc.stdout as NodeJS.ReadableStream });
-const [line] = (await once(input, 'line')) as [string];
-const fake = JSON.parse(line) as { url: string; ca: string };
-writeFileSync(join(dir, 'ca.pem'), fake.ca);
+const fake = await startFakeModelProcess(join(dir, 'ca.pem'));
 
 const cp = await startControlPlane({ crdDir: join(projectRoot(), 'crds') });
 const admin = new KubeConfig();
@@ -123,18 +105,7 @@ try {
   await apply('Agent', 'bench', { prompt: 'You are a benchmark.', modelRef: { name: 'default' } });
   stopWatch = await watchQueries();
 
-  const port = new URL(cp.server).port;
-  const only = (needle: string, bin: string) =>
-    processesMentioning(needle).find((pid) =>
-      readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0]?.endsWith(bin),
-    ) as number;
-  const pids = {
-    'berth up': up.proc.pid as number,
-    'kube-apiserver': only(`--secure-port ${port}`, 'kube-apiserver'),
-    etcd: only(cp.stateDir, 'etcd'),
-    'fake model': fakeProc.pid as number,
-    'bench client': process.pid,
-  };
+  const pids = platformPids(cp, up.proc.pid as number, fake.proc.pid as number);
   console.log(
     `Query creation → done through berth up; node ${process.version}, ${cpus().length} cores, load ${loadavg()
       .map((l) => l.toFixed(2))
@@ -162,7 +133,7 @@ try {
   stopWatch();
   up.proc.kill('SIGINT');
   await up.exited;
-  fakeProc.kill('SIGTERM');
+  fake.proc.kill('SIGTERM');
   await cp.stop();
   rmSync(dir, { recursive: true, force: true });
 }
