@@ -10,3 +10,4 @@ export * from './kinds/query.ts';
 export * from './kinds/team.ts';
 export * from './kinds/tool.ts';
 export { ALL_KINDS, kindByPlural } from './registry.ts';
+export * from './scheme.ts';

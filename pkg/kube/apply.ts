@@ -1,10 +1,9 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { Discovery, resourcePath } from './discovery.ts';
+import type { Client } from './client/types.ts';
 import { KubeError } from './errors.ts';
-import { rawRequest } from './raw.ts';
 
 /** All objects of the YAML files of a file or directory (sorted by name), skipping empty documents. */
 export function readManifests(path: string): KubernetesObject[] {
@@ -21,43 +20,40 @@ export function readManifests(path: string): KubernetesObject[] {
   );
 }
 
-export interface ApplyOptions {
+export interface ApplyManifestOptions {
   fieldManager: string;
   /** Take ownership of fields other managers set (what controllers do); false reports conflicts. */
   force?: boolean;
-  discovery?: Discovery;
+  /** Namespace of namespaced objects that name none. Default `default`. */
+  namespace?: string;
 }
 
-/** Server-side apply of one object, sent as raw JSON so no field is lost to a typed serializer. */
+/** Server-side apply of any object whose kind the scheme or discovery knows. */
 export async function applyObject<T extends KubernetesObject>(
-  kc: KubeConfig,
+  client: Client,
   obj: T,
-  opts: ApplyOptions,
+  opts: ApplyManifestOptions,
 ): Promise<T> {
-  const discovery = opts.discovery ?? new Discovery(kc);
   const apiVersion = obj.apiVersion ?? 'v1';
-  const info = await discovery.resource(apiVersion, obj.kind ?? '');
-  if (!info) throw new KubeError(404, 'NotFound', `no resource of kind ${obj.kind} in ${apiVersion}`);
-  const name = obj.metadata?.name;
-  if (!name) throw new KubeError(422, 'Invalid', `cannot apply a ${obj.kind} without metadata.name`);
-  const query = new URLSearchParams({ fieldManager: opts.fieldManager, force: String(opts.force ?? true) });
-  const res = await rawRequest(kc, {
-    method: 'PATCH',
-    path: `${resourcePath(info, obj.metadata?.namespace ?? (info.namespaced ? 'default' : undefined), name)}?${query}`,
-    body: obj,
-    contentType: 'application/apply-patch+yaml',
+  const ref = await client.resolve(apiVersion, obj.kind ?? '');
+  if (!ref) throw new KubeError(404, 'NotFound', `no resource of kind ${obj.kind} in ${apiVersion}`);
+  if (!obj.metadata?.name)
+    throw new KubeError(422, 'Invalid', `cannot apply a ${obj.kind} without metadata.name`);
+  const namespace = ref.namespaced ? (obj.metadata.namespace ?? opts.namespace ?? 'default') : undefined;
+  const placed = { ...obj, metadata: { ...obj.metadata, namespace } } as T;
+  const applied = await client.apply(ref, placed, {
+    fieldManager: opts.fieldManager,
+    force: opts.force ?? true,
   });
-  if (res.status >= 300) throw KubeError.fromResponse(res.status, res.body, `apply ${obj.kind}/${name}`);
-  return res.json<T>();
+  return applied as T;
 }
 
 export async function applyObjects(
-  kc: KubeConfig,
+  client: Client,
   objects: KubernetesObject[],
-  opts: ApplyOptions,
+  opts: ApplyManifestOptions,
 ): Promise<KubernetesObject[]> {
-  const discovery = opts.discovery ?? new Discovery(kc);
   const out: KubernetesObject[] = [];
-  for (const obj of objects) out.push(await applyObject(kc, obj, { ...opts, discovery }));
+  for (const obj of objects) out.push(await applyObject(client, obj, opts));
   return out;
 }

@@ -1,12 +1,13 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
-import { ALL_KINDS } from '../api/index.ts';
 import type { Logger } from '../log/index.ts';
-import { resourcePath } from './discovery.ts';
 import { Informer, type InformerHandlers } from './informer.ts';
-import { resourceInfo } from './objects.ts';
+import { type KindRef, refKey, resourcePath } from './kinds.ts';
 import { type InformerHealth, SupervisedInformer, type SupervisorOptions } from './supervisor.ts';
 
-export const MARKETPLACE_SOURCES_CONFIGMAP = 'marketplace-sources';
+/** One resource to cache: its kind and what of it (selectors narrow what is listed and watched). */
+export interface CachedResource extends CacheResourceOptions {
+  ref: KindRef<unknown>;
+}
 
 export interface CacheResourceOptions {
   fieldSelector?: string;
@@ -36,10 +37,10 @@ export function versionAtLeast(have: string | undefined, want: string): boolean 
 }
 
 /**
- * The shared informer cache registry: one supervised informer per resource (plural), read by the
- * controller's reconcilers, the engine's ResourceLookup and the API service. Implements the API
- * service's ObjectCache (list/get/waitFor/waitForVersion) structurally, so one process (`berth up`)
- * keeps ONE copy of every object.
+ * The shared informer cache registry: one supervised informer per kind, keyed by its KindRef, read
+ * through the typed client's Reader by the controller's reconcilers, the engine's lookup and the
+ * API service, so one process (`berth up`) keeps ONE copy of every object. Objects handed out are
+ * the cache's own: readers must not mutate them.
  */
 export class InformerCache {
   readonly namespace: string | undefined;
@@ -53,43 +54,50 @@ export class InformerCache {
     this.namespace = opts.namespace;
   }
 
-  /** Adds a resource; informers registered after `start` start at once. Idempotent per plural. */
-  register(plural: string, opts: CacheResourceOptions = {}): SupervisedInformer {
-    const existing = this.informers.get(plural);
+  /** A cache of the given resources (what each process registers: see pkg/api's sharedResources). */
+  static of(opts: InformerCacheOptions, resources: readonly CachedResource[]): InformerCache {
+    const cache = new InformerCache(opts);
+    for (const { ref, ...o } of resources) cache.register(ref, o);
+    return cache;
+  }
+
+  /** Adds a resource; informers registered after `start` start at once. Idempotent per kind. */
+  register(ref: KindRef<unknown>, opts: CacheResourceOptions = {}): SupervisedInformer {
+    const key = refKey(ref);
+    const existing = this.informers.get(key);
     if (existing) return existing;
-    const info = resourceInfo(plural);
     const informer = new Informer({
       kc: this.o.kc,
-      path: resourcePath(info, this.namespace),
+      path: resourcePath(ref, this.namespace),
       fieldSelector: opts.fieldSelector,
       labelSelector: opts.labelSelector,
       pageSize: this.o.pageSize,
       ...(opts.transform ? { transform: opts.transform } : {}),
     });
     informer.addHandlers({
-      onAdd: (o) => this.notify(plural, o),
-      onUpdate: (_, o) => this.notify(plural, o),
-      onDelete: (o) => this.notify(plural, o),
+      onAdd: (o) => this.notify(key, o),
+      onUpdate: (_, o) => this.notify(key, o),
+      onDelete: (o) => this.notify(key, o),
     });
-    const sup = new SupervisedInformer(plural, informer, { logger: this.o.logger, ...this.o.supervisor });
-    this.informers.set(plural, sup);
+    const sup = new SupervisedInformer(ref.plural, informer, { logger: this.o.logger, ...this.o.supervisor });
+    this.informers.set(key, sup);
     if (this.started) sup.start();
     return sup;
   }
 
-  has(plural: string): boolean {
-    return this.informers.has(plural);
+  has(ref: KindRef<unknown>): boolean {
+    return this.informers.has(refKey(ref));
   }
 
-  informer(plural: string): Informer {
-    const s = this.informers.get(plural);
-    if (!s) throw new Error(`resource ${plural} is not cached`);
-    return s.informer;
+  informer<T = KubernetesObject>(ref: KindRef<T>): Informer<T & KubernetesObject> {
+    const s = this.informers.get(refKey(ref));
+    if (!s) throw new Error(`resource ${refKey(ref)} is not cached`);
+    return s.informer as unknown as Informer<T & KubernetesObject>;
   }
 
   /** Subscribes to a cached resource's changes; returns the unsubscribe function. */
-  onChange(plural: string, handlers: InformerHandlers<KubernetesObject>): () => void {
-    return this.informer(plural).addHandlers(handlers);
+  onChange<T>(ref: KindRef<T>, handlers: InformerHandlers<T & KubernetesObject>): () => void {
+    return this.informer(ref).addHandlers(handlers);
   }
 
   start(): void {
@@ -135,33 +143,39 @@ export class InformerCache {
     return this.namespace === undefined || this.namespace === namespace;
   }
 
-  list(plural: string, namespace: string): KubernetesObject[] | undefined {
-    const s = this.informers.get(plural);
+  /** Whether reads of `ref` in `namespace` (all namespaces: undefined) can be served from here. */
+  serves(ref: KindRef<unknown>, namespace: string | undefined): boolean {
+    return this.has(ref) && (namespace === undefined ? this.namespace === undefined : this.covers(namespace));
+  }
+
+  /** Objects of one namespace; undefined when that namespace or kind is not cached. */
+  list<T>(ref: KindRef<T>, namespace: string): T[] | undefined {
+    const s = this.informers.get(refKey(ref));
     if (!s || !this.covers(namespace)) return undefined;
-    return s.informer.list(namespace);
+    return s.informer.list(namespace) as T[];
   }
 
   /** Objects of all watched namespaces. */
-  listAll(plural: string): KubernetesObject[] {
-    return this.informers.get(plural)?.informer.list() ?? [];
+  listAll<T>(ref: KindRef<T>): T[] {
+    return (this.informers.get(refKey(ref))?.informer.list() ?? []) as T[];
   }
 
-  get(plural: string, namespace: string, name: string): KubernetesObject | undefined {
-    return this.informers.get(plural)?.informer.get(namespace, name);
+  get<T>(ref: KindRef<T>, namespace: string, name: string): T | undefined {
+    return this.informers.get(refKey(ref))?.informer.get(namespace, name) as T | undefined;
   }
 
   /** Resolves with the object once `predicate` holds, driven by watch events (no polling). */
-  waitFor(
-    plural: string,
+  waitFor<T>(
+    ref: KindRef<T>,
     namespace: string,
     name: string,
-    predicate: (obj: KubernetesObject | undefined) => boolean,
+    predicate: (obj: T | undefined) => boolean,
     opts: WaitOptions,
-  ): Promise<KubernetesObject | undefined> {
-    const key = `${plural}/${namespace}/${name}`;
+  ): Promise<T | undefined> {
+    const key = `${refKey(ref)}/${namespace}/${name}`;
     return new Promise((resolve, reject) => {
       const check = () => {
-        const obj = this.get(plural, namespace, name);
+        const obj = this.get(ref, namespace, name);
         if (!predicate(obj)) return false;
         cleanup();
         resolve(obj);
@@ -193,14 +207,14 @@ export class InformerCache {
 
   /** Read-your-writes: resolves once the cache holds `resourceVersion` (or the deletion). */
   async waitForVersion(
-    plural: string,
+    ref: KindRef<unknown>,
     namespace: string,
     name: string,
     resourceVersion: string | undefined,
     opts: { deleted?: boolean; timeoutMs?: number } = {},
   ): Promise<void> {
     await this.waitFor(
-      plural,
+      ref as KindRef,
       namespace,
       name,
       (o) =>
@@ -216,11 +230,11 @@ export class InformerCache {
    * service's namespace (`{list, get, onChange}` is the shape pkg/auth's SecretSource takes).
    */
   view<T extends KubernetesObject = KubernetesObject>(
-    plural: string,
+    ref: KindRef<T>,
     namespace: string,
     filter: (obj: T) => boolean = () => true,
   ): { list(): T[]; get(name: string): T | undefined; onChange(listener: () => void): () => void } {
-    const informer = this.informer(plural) as unknown as Informer<T>;
+    const informer = this.informer(ref) as Informer<T>;
     return {
       list: () => informer.list(namespace).filter(filter),
       get: (name) => {
@@ -236,21 +250,8 @@ export class InformerCache {
     };
   }
 
-  private notify(plural: string, obj: KubernetesObject): void {
-    const watchers = this.keyWatchers.get(`${plural}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}`);
+  private notify(key: string, obj: KubernetesObject): void {
+    const watchers = this.keyWatchers.get(`${key}/${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}`);
     if (watchers) for (const w of [...watchers]) w();
   }
-}
-
-/**
- * The cache every Berth process shares: all Berth kinds, Secrets (model and API keys), Services
- * (Memory service refs) and the `marketplace-sources` ConfigMaps only.
- */
-export function createSharedCache(opts: InformerCacheOptions): InformerCache {
-  const cache = new InformerCache(opts);
-  for (const k of ALL_KINDS) cache.register(k.plural);
-  cache.register('secrets');
-  cache.register('services');
-  cache.register('configmaps', { fieldSelector: `metadata.name=${MARKETPLACE_SOURCES_CONFIGMAP}` });
-  return cache;
 }

@@ -1,13 +1,9 @@
 import type { KubeConfig } from '@kubernetes/client-node';
+import { type KindRef, kindRef } from './kinds.ts';
 import { rawRequest } from './raw.ts';
 
-export interface ApiResourceInfo {
-  group: string;
-  version: string;
-  kind: string;
-  plural: string;
-  namespaced: boolean;
-}
+/** What discovery knows of a resource: exactly a kind reference. */
+export type ApiResourceInfo = KindRef;
 
 interface ResourceList {
   resources: Array<{ name: string; kind: string; namespaced: boolean }>;
@@ -43,21 +39,16 @@ export class Discovery {
     const list = res
       .json<ResourceList>()
       .resources.filter((r) => !r.name.includes('/'))
-      .map((r) => ({
-        group: group ?? '',
-        version: version ?? '',
-        kind: r.kind,
-        plural: r.name,
-        namespaced: r.namespaced,
-      }));
+      .map((r) =>
+        kindRef({
+          group: group ?? '',
+          version: version ?? '',
+          kind: r.kind,
+          plural: r.name,
+          namespaced: r.namespaced,
+        }),
+      );
     this.cache.set(apiVersion, list);
     return list;
   }
-}
-
-/** REST path of a resource collection or object. */
-export function resourcePath(info: ApiResourceInfo, namespace?: string, name?: string): string {
-  const base = info.group ? `/apis/${info.group}/${info.version}` : `/api/${info.version}`;
-  const ns = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
-  return `${base}${ns}/${info.plural}${name ? `/${encodeURIComponent(name)}` : ''}`;
 }

@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../log/index.ts';
-import { KubeError } from './errors.ts';
-import type { ObjectLike } from './objects.ts';
-import { rawRequest } from './raw.ts';
+import type { Client, ObjectLike } from './client/types.ts';
+import { CoreKinds } from './kinds.ts';
 
 export interface RecordedEvent {
   type: 'Normal' | 'Warning';
@@ -16,13 +14,13 @@ export interface RecordedEvent {
  * Events outlive the object they are about, which is why a released finalizer is reported here.
  */
 export class EventRecorder {
-  private readonly kc: KubeConfig;
+  private readonly client: Client;
   private readonly component: string;
   private readonly instance: string;
   private readonly logger: Logger | undefined;
 
-  constructor(kc: KubeConfig, component: string, instance: string, logger?: Logger) {
-    this.kc = kc;
+  constructor(client: Client, component: string, instance: string, logger?: Logger) {
+    this.client = client;
     this.component = component;
     this.instance = instance;
     this.logger = logger;
@@ -55,12 +53,7 @@ export class EventRecorder {
       count: 1,
     };
     try {
-      const res = await rawRequest(this.kc, {
-        method: 'POST',
-        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`,
-        body,
-      });
-      if (res.status >= 300) throw KubeError.fromResponse(res.status, res.body, 'create event');
+      await this.client.create(CoreKinds.Event, body);
     } catch (err) {
       this.logger?.warn({ err, reason: ev.reason, object: obj.metadata?.name }, 'could not record event');
     }

@@ -1,11 +1,11 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../log/index.ts';
 import { sleep } from './backoff.ts';
-import { KubeError } from './errors.ts';
-import { rawRequest } from './raw.ts';
+import { ignoreNotFound, isAlreadyExists, isConflict } from './client/helpers.ts';
+import type { Client } from './client/types.ts';
+import { CoreKinds, type KindRef } from './kinds.ts';
 
 export interface LeaderElectionOptions {
-  kc: KubeConfig;
+  client: Client;
   namespace: string;
   name: string;
   /** Unique per process, e.g. `<hostname>_<random>`. */
@@ -36,6 +36,8 @@ interface Lease {
   metadata: { name: string; namespace: string; resourceVersion?: string };
   spec: LeaseSpec;
 }
+
+const LeaseRef = CoreKinds.Lease as KindRef<Lease>;
 
 /** Lease times are MicroTime: RFC 3339 with exactly six fractional digits. */
 const microTime = (ms: number) => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
@@ -76,11 +78,6 @@ export class LeaderElector {
 
   get leader(): string | undefined {
     return this.knownLeader;
-  }
-
-  private get path(): string {
-    const { namespace, name } = this.o;
-    return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases/${encodeURIComponent(name)}`;
   }
 
   start(): void {
@@ -149,13 +146,24 @@ export class LeaderElector {
     }
   }
 
-  private async request(method: string, path: string, body?: unknown) {
-    return rawRequest(this.o.kc, {
-      method,
-      path,
-      body,
-      signal: AbortSignal.timeout(Math.max(500, this.o.renewDeadlineMs / 2)),
-    });
+  private get key() {
+    return { namespace: this.o.namespace, name: this.o.name };
+  }
+
+  /** Each call is bounded, so a hung request cannot outlive the renew deadline. */
+  private get call() {
+    return { signal: AbortSignal.timeout(Math.max(500, this.o.renewDeadlineMs / 2)) };
+  }
+
+  /** false when another candidate wrote first (409): the lease is theirs this round. */
+  private async write(op: () => Promise<Lease>): Promise<boolean> {
+    try {
+      this.lastLease = await op();
+      return true;
+    } catch (err) {
+      if (isConflict(err) || isAlreadyExists(err)) return false;
+      throw err;
+    }
   }
 
   private spec(now: number, prev?: LeaseSpec): LeaseSpec {
@@ -171,23 +179,16 @@ export class LeaderElector {
 
   private async tryAcquireOrRenew(): Promise<boolean> {
     const now = Date.now();
-    const got = await this.request('GET', this.path);
-    if (got.status === 404) {
-      const { namespace, name } = this.o;
-      const lease: Lease = {
+    const lease = await ignoreNotFound(this.o.client.get(LeaseRef, this.key, this.call));
+    if (!lease) {
+      const fresh: Lease = {
         apiVersion: 'coordination.k8s.io/v1',
         kind: 'Lease',
-        metadata: { name, namespace },
+        metadata: this.key,
         spec: this.spec(now),
       };
-      const res = await this.request('POST', this.path.replace(/\/[^/]+$/, ''), lease);
-      if (res.status === 409) return false;
-      if (res.status >= 300) throw KubeError.fromResponse(res.status, res.body, 'create lease');
-      this.lastLease = res.json<Lease>();
-      return true;
+      return this.write(() => this.o.client.create(LeaseRef, fresh, this.call));
     }
-    if (got.status !== 200) throw KubeError.fromResponse(got.status, got.body, 'get lease');
-    const lease = got.json<Lease>();
     this.lastLease = lease;
     const s = lease.spec ?? {};
     const key = JSON.stringify([s.holderIdentity, s.renewTime, s.leaseTransitions]);
@@ -196,22 +197,16 @@ export class LeaderElector {
     const heldByOther = !!s.holderIdentity && s.holderIdentity !== this.o.identity;
     const expiresAt = this.observed.at + (s.leaseDurationSeconds ?? 0) * 1000;
     if (heldByOther && expiresAt > now) return false;
-    const res = await this.request('PUT', this.path, { ...lease, spec: this.spec(now, s) });
-    if (res.status === 409) return false;
-    if (res.status >= 300) throw KubeError.fromResponse(res.status, res.body, 'update lease');
-    this.lastLease = res.json<Lease>();
-    return true;
+    return this.write(() =>
+      this.o.client.replace(LeaseRef, { ...lease, spec: this.spec(now, s) }, this.call),
+    );
   }
 
   private async release(): Promise<void> {
-    const got = await this.request('GET', this.path);
-    if (got.status !== 200) return;
-    const lease = got.json<Lease>();
-    if (lease.spec?.holderIdentity !== this.o.identity) return;
+    const lease = await ignoreNotFound(this.o.client.get(LeaseRef, this.key, this.call));
+    if (lease?.spec?.holderIdentity !== this.o.identity) return;
     const now = microTime(Date.now());
-    await this.request('PUT', this.path, {
-      ...lease,
-      spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now },
-    });
+    const spec = { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now };
+    await this.o.client.replace(LeaseRef, { ...lease, spec }, this.call);
   }
 }

@@ -1,6 +1,9 @@
 import { join } from 'node:path';
-import { ApiextensionsV1Api, KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { applyObjects, readManifests } from '../apply.ts';
+import { HttpClient } from '../client/http-client.ts';
+import type { Client } from '../client/types.ts';
+import { CoreKinds, type KindRef, Scheme } from '../kinds.ts';
 import { projectRoot } from './binaries.ts';
 import { waitFor } from './https-probe.ts';
 
@@ -17,15 +20,20 @@ function userBindings(): KubernetesObject[] {
   })) as KubernetesObject[];
 }
 
-export async function applyCrds(kc: KubeConfig, crdDir: string, timeoutMs = 60_000): Promise<string[]> {
+interface Crd {
+  status?: { conditions?: Array<{ type: string; status: string }> };
+}
+
+/** Applies the CRDs of a directory and waits until the API server serves each of them. */
+export async function applyCrds(client: Client, crdDir: string, timeoutMs = 60_000): Promise<string[]> {
   const crds = readManifests(crdDir);
-  await applyObjects(kc, crds, { fieldManager: FIELD_MANAGER });
-  const api = kc.makeApiClient(ApiextensionsV1Api);
+  await applyObjects(client, crds, { fieldManager: FIELD_MANAGER });
   const names = crds.map((c) => c.metadata?.name ?? '');
+  const ref = CoreKinds.CustomResourceDefinition as KindRef<Crd>;
   await Promise.all(
     names.map((name) =>
       waitFor(`CRD ${name} Established`, timeoutMs, async () => {
-        const crd = await api.readCustomResourceDefinition({ name });
+        const crd = await client.get(ref, { name });
         return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')
           ? true
           : undefined;
@@ -42,12 +50,13 @@ export async function bootstrapCluster(
 ): Promise<void> {
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
+  const client = new HttpClient({ kc, scheme: new Scheme() });
   const rbac = readManifests(join(projectRoot(), 'manifests', 'rbac.yaml')).filter(
     (o) => o.kind === 'ClusterRole',
   );
-  await applyObjects(kc, [...rbac, ...userBindings()], { fieldManager: FIELD_MANAGER });
+  await applyObjects(client, [...rbac, ...userBindings()], { fieldManager: FIELD_MANAGER });
   if (crdDir) {
-    const names = await applyCrds(kc, crdDir);
+    const names = await applyCrds(client, crdDir);
     log(`${names.length} CRDs established`);
   }
 }
