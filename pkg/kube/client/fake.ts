@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { KubeError, type KubeStatus } from '../errors.ts';
 import { apiVersionOf, type KindRef, refKey, Scheme } from '../kinds.ts';
+
+export type { FakeAction, FakeClientOptions } from './fake-state.ts';
+
+import { type FakeAction, type FakeClientOptions, gone, type Obj, type State } from './fake-state.ts';
 import { jsonPatch, mergePatch } from './patch.ts';
 import { matchesLabels } from './selectors.ts';
 import type {
@@ -15,40 +19,6 @@ import type {
   StatusWriter,
   WriteOptions,
 } from './types.ts';
-
-type Obj = ObjectLike & { metadata: NonNullable<ObjectLike['metadata']>; status?: unknown };
-
-/** One write the fake accepted: what tests count ("at most N API writes per query"). */
-export interface FakeAction {
-  verb: 'create' | 'replace' | 'patch' | 'delete' | 'apply';
-  subresource?: 'status';
-  ref: string;
-  namespace?: string;
-  name: string;
-  identity?: Identity;
-}
-
-export interface FakeClientOptions {
-  scheme?: Scheme;
-  /** Kinds whose `status` is a subresource (writes to the object ignore it). Default: custom kinds. */
-  statusSubresource?: (ref: KindRef<unknown>) => boolean;
-  now?: () => Date;
-}
-
-interface State {
-  objects: Map<string, Obj>;
-  rv: number;
-  actions: FakeAction[];
-  listeners: Set<(type: 'ADDED' | 'MODIFIED' | 'DELETED', ref: KindRef<unknown>, obj: Obj) => void>;
-  failures: Array<{ verb: FakeAction['verb'] | 'get' | 'list'; error: Error }>;
-}
-
-const gone = (what: string): KubeStatus => ({
-  kind: 'Status',
-  apiVersion: 'v1',
-  status: 'Success',
-  message: what,
-});
 
 /**
  * An in-memory client with the API server's semantics that reconcilers rely on: resourceVersion
@@ -129,6 +99,7 @@ export class FakeClient implements Client {
     const key = this.#key(ref, o);
     if (this.#s.objects.has(key))
       throw new KubeError(409, 'AlreadyExists', `${ref.plural} "${o.metadata.name}" already exists`);
+    if (this.#statusIsSubresource(ref)) delete o.status; // as the API server: set only through /status
     if (opts.dryRun) return this.#stamp(ref, o) as T;
     this.#record('create', ref, o);
     return structuredClone(this.#put(ref, this.#stamp(ref, o), 'ADDED')) as T;
@@ -206,9 +177,8 @@ export class FakeClient implements Client {
     sub: 'status' | undefined,
     opts: WriteOptions,
   ) {
-    const subresource = this.#o.statusSubresource ?? ((r: KindRef<unknown>) => r.group !== '');
     if (sub === 'status') next = { ...cur, status: next.status };
-    else if (subresource(ref)) next = { ...next, status: cur.status };
+    else if (this.#statusIsSubresource(ref)) next = { ...next, status: cur.status };
     // Identity fields are the server's, whatever the request said.
     next.metadata = {
       ...next.metadata,
@@ -224,6 +194,10 @@ export class FakeClient implements Client {
       return structuredClone(next);
     }
     return structuredClone(this.#put(ref, this.#bump(next), 'MODIFIED'));
+  }
+
+  #statusIsSubresource(ref: KindRef<unknown>): boolean {
+    return (this.#o.statusSubresource ?? ((r: KindRef<unknown>) => r.group !== ''))(ref);
   }
 
   #stamp(ref: KindRef<unknown>, o: Obj): Obj {
