@@ -22,20 +22,26 @@ async function until(cond: () => boolean, timeoutMs: number): Promise<void> {
   }
 }
 
+/** The pid the child wrote to `file`, once it has. */
+async function pidFrom(file: string, timeoutMs: number): Promise<number> {
+  let pid = 0;
+  await until(() => {
+    try {
+      pid = Number(readFileSync(file, 'utf8').trim());
+      return pid > 0;
+    } catch {
+      return false;
+    }
+  }, timeoutMs);
+  return pid;
+}
+
 describe('startGuarded', () => {
   it('stops the child and waits for it on stop()', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'guard-'));
     const pidFile = join(dir, 'child.pid');
     const c = startGuarded('sleeper', 'sh', ['-c', `echo $$ > ${pidFile}; exec sleep 600`], join(dir, 'log'));
-    let childPid = 0;
-    await until(() => {
-      try {
-        childPid = Number(readFileSync(pidFile, 'utf8').trim());
-        return childPid > 0;
-      } catch {
-        return false;
-      }
-    }, 5000);
+    const childPid = await pidFrom(pidFile, 5000);
     await c.stop();
     expect(alive(childPid)).toBe(false);
   });
@@ -49,15 +55,7 @@ describe('startGuarded', () => {
       setInterval(() => {}, 1000);
     `;
     const parent = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'ignore' });
-    let childPid = 0;
-    await until(() => {
-      try {
-        childPid = Number(readFileSync(pidFile, 'utf8').trim());
-        return childPid > 0;
-      } catch {
-        return false;
-      }
-    }, 10_000);
+    const childPid = await pidFrom(pidFile, 10_000);
     expect(alive(childPid)).toBe(true);
     parent.kill('SIGKILL');
     await until(() => !alive(childPid), 5000);
