@@ -1,7 +1,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
+import { SHARED_CACHE } from '../pkg/api/index.ts';
 import { ConfigError, gatewayEnvSchema, parseEnv, resolveNamespace } from '../pkg/gateway/config.ts';
 import { startGatewayServer } from '../pkg/gateway/server.ts';
-import { createSharedCache } from '../pkg/kube/cache.ts';
+import { InformerCache } from '../pkg/kube/cache.ts';
 import { createLogger } from '../pkg/log/index.ts';
 
 export interface ApiCliOptions {
@@ -31,7 +32,7 @@ export async function runApi(opts: ApiCliOptions): Promise<void> {
     opts.namespace ?? env.NAMESPACE,
     kc.getContextObject(kc.getCurrentContext())?.namespace,
   );
-  const cache = createSharedCache({ kc, namespace, logger });
+  const cache = InformerCache.of({ kc, namespace, logger }, SHARED_CACHE);
   cache.start();
   await cache.waitForSync(60_000);
   const gateway = await startGatewayServer({

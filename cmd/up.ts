@@ -1,15 +1,17 @@
 import { resolve } from 'node:path';
-import { KubeConfig, VersionApi } from '@kubernetes/client-node';
-import { API_VERSION } from '../pkg/api/index.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import { API_VERSION, berthScheme, Kinds, SHARED_CACHE } from '../pkg/api/index.ts';
 import { loadBrokerConfig } from '../pkg/broker/config.ts';
 import { startBroker } from '../pkg/broker/server.ts';
 import { startController } from '../pkg/controller/index.ts';
 import { createQueryEngine } from '../pkg/engine/index.ts';
 import { startGatewayServer } from '../pkg/gateway/server.ts';
-import { applyObject } from '../pkg/kube/apply.ts';
-import { createSharedCache } from '../pkg/kube/cache.ts';
+import { InformerCache } from '../pkg/kube/cache.ts';
+import { createClient, ignoreNotFound } from '../pkg/kube/client/index.ts';
 import { applyCrds } from '../pkg/kube/controlplane/bootstrap.ts';
 import { projectRoot, startControlPlane } from '../pkg/kube/controlplane/index.ts';
+import { KubeError } from '../pkg/kube/errors.ts';
+import { CoreKinds } from '../pkg/kube/kinds.ts';
 import { createLogger, type Logger } from '../pkg/log/index.ts';
 
 export interface UpOptions {
@@ -20,16 +22,21 @@ export interface UpOptions {
   namespace?: string;
 }
 
-/** A cluster the user already points KUBECONFIG at, if it answers. */
+const clientOf = (kc: KubeConfig) => createClient({ kc, scheme: berthScheme() });
+
+/**
+ * A cluster the user already points KUBECONFIG at, if it answers and knows the credentials: a
+ * refusal (403) is an answer too, since the user may not read namespaces.
+ */
 async function reachableCluster(): Promise<KubeConfig | undefined> {
   if (!process.env.KUBECONFIG) return undefined;
   const kc = new KubeConfig();
   try {
     kc.loadFromDefault();
-    await kc.makeApiClient(VersionApi).getCode();
+    await ignoreNotFound(clientOf(kc).get(CoreKinds.Namespace, { name: 'default' }));
     return kc;
-  } catch {
-    return undefined;
+  } catch (err) {
+    return err instanceof KubeError && err.reason === 'Forbidden' ? kc : undefined;
   }
 }
 
@@ -37,7 +44,7 @@ async function clusterFor(opts: UpOptions, log: Logger) {
   const crdDir = resolve(projectRoot(), 'crds');
   const existing = await reachableCluster();
   if (existing) {
-    await applyCrds(existing, crdDir);
+    await applyCrds(clientOf(existing), crdDir);
     log.info(
       { server: existing.getCurrentCluster()?.server, kubeconfig: process.env.KUBECONFIG },
       'reusing the cluster KUBECONFIG points at',
@@ -77,22 +84,23 @@ export async function runUp(opts: UpOptions): Promise<void> {
     log.child({ component: 'broker' }),
   );
   // Queries of the local namespace get conversation memory from the local broker out of the box.
-  await applyObject(
-    cluster.admin,
-    {
-      apiVersion: API_VERSION,
-      kind: 'Memory',
-      metadata: { name: 'default', namespace: NAMESPACE },
-      spec: { address: { value: broker.url } },
-    } as never,
-    { fieldManager: 'berth-up', force: false },
-  ).catch((err: Error) => log.warn({ err: err.message }, 'Memory "default" left as it is'));
+  await clientOf(cluster.admin)
+    .apply(
+      Kinds.Memory,
+      {
+        apiVersion: API_VERSION,
+        kind: 'Memory',
+        metadata: { name: 'default', namespace: NAMESPACE },
+        spec: { address: { value: broker.url } },
+      },
+      { fieldManager: 'berth-up', force: false },
+    )
+    .catch((err: Error) => log.warn({ err: err.message }, 'Memory "default" left as it is'));
 
-  const cache = createSharedCache({
-    kc: cluster.controller,
-    namespace: opts.namespace,
-    logger: log.child({ component: 'cache' }),
-  });
+  const cache = InformerCache.of(
+    { kc: cluster.controller, namespace: opts.namespace, logger: log.child({ component: 'cache' }) },
+    SHARED_CACHE,
+  );
   const controller = await startController({
     kc: cluster.controller,
     namespace: opts.namespace,

@@ -1,14 +1,18 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { MiddlewareHandler } from 'hono';
+import type { InformerCache } from '../kube/cache.ts';
+import { createClient } from '../kube/client/index.ts';
+import type { Client } from '../kube/client/types.ts';
+import { Scheme } from '../kube/kinds.ts';
 import type { Logger } from '../log/index.ts';
-import { ApiKeySecretCache, type SecretSource } from './api-keys/secret-cache.ts';
+import { secretSourceFrom, startApiKeyCache } from './api-keys/secret-cache.ts';
 import { ApiKeyService } from './api-keys/service.ts';
 import { createJwtVerifier, type JwtVerifier, parseAudiences } from './jwt.ts';
 import { authMiddleware } from './middleware.ts';
 import { type AuthMode, acceptsJwt, resolveAuthMode } from './mode.ts';
 
 export { apiKeyRoutes } from './api-keys/routes.ts';
-export { ApiKeySecretCache, type SecretSource, secretSourceFrom } from './api-keys/secret-cache.ts';
+export { type SecretSource, secretSourceFrom, startApiKeyCache } from './api-keys/secret-cache.ts';
 export {
   type ApiKeyFailure,
   ApiKeyService,
@@ -40,12 +44,15 @@ export interface AuthSetup {
 }
 
 export interface AuthSetupOptions {
+  /** The API service's identity: its own API key cache when `cache` is absent, and `client`'s default. */
   kc: KubeConfig;
+  /** The process's client (API key writes); a live one from `kc` when absent. */
+  client?: Client;
   namespace: string;
   logger: Logger;
   env?: NodeJS.ProcessEnv;
-  /** A shared informer cache (berth up); otherwise an own informer is started. */
-  source?: SecretSource;
+  /** The shared informer cache (holding Secrets); otherwise an own cache of API key Secrets is started. */
+  cache?: InformerCache;
   bcryptCost?: number;
   publicPaths?: string[];
 }
@@ -66,14 +73,13 @@ export async function setupAuth(opts: AuthSetupOptions): Promise<AuthSetup> {
         logger: opts.logger,
       })
     : undefined;
-  const own = opts.source
-    ? undefined
-    : new ApiKeySecretCache({ kc: opts.kc, namespace: opts.namespace, logger: opts.logger });
-  await own?.start();
+  const secrets =
+    opts.cache ?? (await startApiKeyCache({ kc: opts.kc, namespace: opts.namespace, logger: opts.logger }));
+  const own = secrets === opts.cache ? undefined : secrets;
   const apiKeys = new ApiKeyService({
-    kc: opts.kc,
+    client: opts.client ?? createClient({ kc: opts.kc, scheme: new Scheme() }),
     namespace: opts.namespace,
-    source: opts.source ?? (own as ApiKeySecretCache),
+    source: secretSourceFrom(secrets, opts.namespace),
     logger: opts.logger,
     bcryptCost: opts.bcryptCost,
   });

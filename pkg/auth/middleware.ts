@@ -1,8 +1,8 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, Env, MiddlewareHandler } from 'hono';
+import { sendError } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ApiKeyVerifier } from './api-keys/service.ts';
 import { readCredential } from './credentials.ts';
-import { authErrorResponse } from './errors.ts';
 import { JwtError, type JwtVerifier } from './jwt.ts';
 import { type AuthMode, acceptsApiKeys, acceptsJwt } from './mode.ts';
 import { ANONYMOUS, type Principal } from './principal.ts';
@@ -26,7 +26,7 @@ export interface AuthMiddlewareOptions {
  * Client-supplied `Impersonate-*` headers are refused in every mode: identities reach Kubernetes
  * only through what this middleware established, never through what the client claims.
  */
-export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler {
+export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<Env> {
   const { mode, apiKeys, jwt, logger } = opts;
   if (acceptsApiKeys(mode) && !apiKeys) throw new Error(`AUTH_MODE=${mode} needs the API key service`);
   if (acceptsJwt(mode) && !jwt) throw new Error(`AUTH_MODE=${mode} needs a JWT verifier (OIDC_ISSUER_URL)`);
@@ -41,7 +41,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler {
     if (acceptsApiKeys(mode)) c.header('WWW-Authenticate', basicChallenge, { append: true });
     if (acceptsJwt(mode))
       c.header('WWW-Authenticate', bearerChallenge(bearerError, message), { append: true });
-    return authErrorResponse(c, 401, 'unauthorized', message);
+    return sendError(c, 401, 'unauthorized', message);
   };
 
   return async (c, next) => {
@@ -51,7 +51,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler {
         { header: impersonation, path: c.req.path },
         'refused client-supplied impersonation header',
       );
-      return authErrorResponse(
+      return sendError(
         c,
         403,
         'impersonation_forbidden',
@@ -96,12 +96,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler {
         } catch (err) {
           if (err instanceof JwtError && err.unavailable) {
             logger?.error({ err }, 'cannot verify bearer token: issuer unavailable');
-            return authErrorResponse(
-              c,
-              503,
-              'auth_unavailable',
-              'the OIDC issuer cannot be reached; retry later',
-            );
+            return sendError(c, 503, 'auth_unavailable', 'the OIDC issuer cannot be reached; retry later');
           }
           const message = err instanceof JwtError ? err.message : 'invalid token';
           logger?.info({ reason: message, code: (err as JwtError).code }, 'bearer token refused');

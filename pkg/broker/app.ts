@@ -5,7 +5,6 @@ import {
   mountDocsPage,
   notFoundHandler,
   requestId,
-  sendError,
   validationHook,
 } from '../http/index.ts';
 import { mountChunkRoutes } from './chunks/routes.ts';
@@ -23,10 +22,7 @@ export const BROKER_VERSION = process.env.npm_package_version ?? '0.1.0';
 export function createBrokerApp(deps: BrokerDeps): OpenAPIHono {
   const app = new OpenAPIHono({ defaultHook: validationHook });
   app.use('*', requestId());
-  app.use(
-    '*',
-    bodyLimit(deps.config.bodyLimitBytes, (c, message) => sendError(c, 413, 'payload_too_large', message)),
-  );
+  app.use('*', bodyLimit(deps.config.bodyLimitBytes));
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
 

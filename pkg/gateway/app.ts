@@ -1,12 +1,9 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { HTTPException } from 'hono/http-exception';
-import { requestId } from 'hono/request-id';
+import type { Env, MiddlewareHandler } from 'hono';
 import { agentKind, evaluatorKind, modelKind, queryKind, teamKind } from '../api/index.ts';
+import { bodyLimit, mountDocsPage, notFoundHandler, requestId, validationHook } from '../http/index.ts';
 import type { GatewayDeps } from './deps.ts';
-import { mountDocsPage } from './docs-page.ts';
-import { sendError } from './errors.ts';
+import { gatewayErrorHandler } from './kube-error-mapper.ts';
 import { mountBrokerProxy } from './routes/broker-proxy.ts';
 import { mountEvaluationRoutes } from './routes/evaluations.ts';
 import { mountGenericRoutes } from './routes/generic.ts';
@@ -24,37 +21,14 @@ export interface GatewayOptions {
 }
 
 export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): OpenAPIHono {
-  const app = new OpenAPIHono({
-    // zod failures become the /v1 error envelope with every issue listed.
-    defaultHook: (result, c) => {
-      if (result.success) return;
-      const issues = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-      const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-      return sendError(c, 400, 'invalid_request', `invalid request: ${summary}`, { issues });
-    },
-  });
-  app.use('*', requestId({ headerName: 'x-request-id' }));
+  // Built on pkg/http like the broker, so the same fault gets the same status and code in both.
+  const app = new OpenAPIHono({ defaultHook: validationHook });
+  app.use('*', requestId());
   app.use('*', accessLog(deps.logger));
-  const limit = opts.bodyLimitBytes ?? 10 * 1024 * 1024;
-  const limitBody = bodyLimit({
-    maxSize: limit,
-    onError: (c) => sendError(c, 413, 'payload_too_large', `request body exceeds ${limit} bytes`),
-  });
-  // GET/HEAD carry no body; skipping the check there also spares @hono/node-server building a full
-  // Request object (bodyLimit reads req.body), a tenth of the list hot path's CPU.
-  app.use('*', (c, next) =>
-    c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next),
-  );
-  app.onError((err, c) => {
-    if (!(err instanceof HTTPException && err.status < 500))
-      deps.logger.error({ err, path: c.req.path, requestId: c.get('requestId') }, 'unhandled error');
-    if (err instanceof HTTPException && err.status < 500)
-      return sendError(c, err.status, 'invalid_request', err.message);
-    if (err instanceof SyntaxError)
-      return sendError(c, 400, 'invalid_json', `malformed JSON body: ${err.message}`);
-    return sendError(c, 500, 'internal', 'internal error; see the server log with this request id');
-  });
-  app.notFound((c) => sendError(c, 404, 'not_found', `no route for ${c.req.method} ${c.req.path}`));
+  // Streams (never buffers) and skips GET/HEAD, which keeps the list hot path off the body.
+  app.use('*', bodyLimit(opts.bodyLimitBytes ?? 10 * 1024 * 1024));
+  app.onError(gatewayErrorHandler(deps.logger));
+  app.notFound(notFoundHandler);
 
   app.get('/health', (c) => c.json({ status: 'ok' }));
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Berth API', version: deps.version } });
@@ -78,20 +52,19 @@ export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): 
  * One debug line per request; at trace level with the request headers. Credentials in them are
  * redacted by pkg/log (the redaction test runs at trace level). Costs nothing when debug is off.
  */
-function accessLog(logger: GatewayDeps['logger']): MiddlewareHandler {
+function accessLog(logger: GatewayDeps['logger']): MiddlewareHandler<Env> {
   return async (c, next) => {
     if (!logger.isLevelEnabled('debug')) return next();
     const start = performance.now();
     await next();
-    const principal = c.get('principal' as never) as { name?: string } | undefined;
     logger.debug(
       {
         method: c.req.method,
         path: c.req.path,
         status: c.res.status,
         ms: Math.round((performance.now() - start) * 10) / 10,
-        requestId: c.get('requestId' as never),
-        principal: principal?.name,
+        requestId: c.get('requestId'),
+        principal: c.get('principal')?.name,
         ...(logger.isLevelEnabled('trace') ? { headers: c.req.header() } : {}),
       },
       'request',

@@ -1,16 +1,20 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { InformerCache } from '../kube/cache.ts';
+import type { Client } from '../kube/client/types.ts';
 import type { Logger } from '../log/index.ts';
-import type { ObjectCache } from './cache.ts';
-import type { KubeWriter } from './kube-writer.ts';
 
 /** Everything the API service's routes need; built once by the runner (`berth api` / `berth up`). */
 export interface GatewayDeps {
-  /** The API service's own identity (reads for the generic resource API, writes). */
-  kc: KubeConfig;
+  /**
+   * The API service's own identity: reads of the namespaces `cache` watches come from it, other
+   * reads and every write go to the API server.
+   */
+  client: Client;
+  /** The informer cache behind `client`: read-your-writes and watch-driven waits. */
+  cache: InformerCache;
   /** The namespace this instance serves (API keys, /compat/v1 targets, generic default). */
   namespace: string;
-  cache: ObjectCache;
-  writer: KubeWriter;
+  /** The API server's URL, as /v1/context reports it. */
+  cluster?: string;
   brokerUrl?: string;
   logger: Logger;
   version: string;

@@ -1,41 +1,15 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ApiResourceInfo } from '../kube/discovery.ts';
+import type { ObjectLike } from '../kube/client/types.ts';
+import type { KubeStatus } from '../kube/errors.ts';
+import type { KindRef } from '../kube/kinds.ts';
 import type { GatewayDeps } from './deps.ts';
 
 /**
- * Reads of the namespaced resource routes. The informer cache answers for the namespaces it
- * watches (all in `berth up`, the instance's own in `berth api`); any other namespace is read from
- * the API server with the service's identity, so its RBAC — not an empty cache — decides what a
- * caller sees there.
+ * Whether the client answers reads of `ref` in `namespace` from the informer cache (every namespace
+ * in `berth up`, the instance's own in `berth api`). Elsewhere it reads live with the service's
+ * identity, so RBAC, not an empty cache, decides what a caller sees there.
  */
-export function cached(deps: GatewayDeps, plural: string, namespace: string): boolean {
-  return deps.cache.list(plural, namespace) !== undefined;
-}
-
-export async function listObjects(
-  deps: GatewayDeps,
-  info: ApiResourceInfo,
-  namespace: string,
-): Promise<KubernetesObject[]> {
-  const fromCache = deps.cache.list(info.plural, namespace);
-  if (fromCache) return fromCache;
-  return (await deps.writer.list(info, namespace)).items;
-}
-
-/** One object, or undefined when it does not exist (other API server failures throw). */
-export async function getObject(
-  deps: GatewayDeps,
-  info: ApiResourceInfo,
-  namespace: string,
-  name: string,
-): Promise<KubernetesObject | undefined> {
-  if (cached(deps, info.plural, namespace)) return deps.cache.get(info.plural, namespace, name);
-  try {
-    return await deps.writer.get(info, namespace, name);
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return undefined;
-    throw err;
-  }
+export function cached(deps: GatewayDeps, ref: KindRef<unknown>, namespace: string): boolean {
+  return deps.cache.serves(ref, namespace);
 }
 
 /**
@@ -45,22 +19,23 @@ export async function getObject(
  */
 export async function settle(
   deps: GatewayDeps,
-  plural: string,
+  ref: KindRef<unknown>,
   namespace: string,
-  obj: KubernetesObject,
+  obj: ObjectLike | KubeStatus,
   opts: { deleted?: boolean; name?: string } = {},
 ): Promise<void> {
-  if (!deps.cache.waitForVersion || !cached(deps, plural, namespace)) return;
+  if (!cached(deps, ref, namespace)) return;
   // A DELETE may answer with a Status rather than the object: the caller names it then.
-  const name = opts.name ?? obj.metadata?.name ?? '';
+  const meta = 'metadata' in obj ? obj.metadata : undefined;
+  const name = opts.name ?? meta?.name ?? '';
   // A DELETE that leaves finalizers only sets deletionTimestamp: the object stays, newer.
-  const gone = opts.deleted && !(obj.metadata?.deletionTimestamp && obj.metadata.finalizers?.length);
+  const gone = opts.deleted && !(meta?.deletionTimestamp && meta.finalizers?.length);
   try {
-    await deps.cache.waitForVersion(plural, namespace, name, obj.metadata?.resourceVersion, {
+    await deps.cache.waitForVersion(ref, namespace, name, meta?.resourceVersion, {
       deleted: gone,
       timeoutMs: 2000,
     });
   } catch (err) {
-    deps.logger.warn({ err, plural, namespace, name }, 'cache did not show the write within 2 s');
+    deps.logger.warn({ err, kind: ref.kind, namespace, name }, 'cache did not show the write within 2 s');
   }
 }

@@ -2,18 +2,20 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type AuthSetup, apiKeyRoutes, secretSourceFrom, setupAuth } from '../auth/index.ts';
+import { berthScheme } from '../api/index.ts';
+import { type AuthSetup, apiKeyRoutes, setupAuth } from '../auth/index.ts';
 import type { InformerCache } from '../kube/cache.ts';
+import { createClient } from '../kube/client/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createGatewayApp } from './app.ts';
 import { compatRoutes } from './compat/index.ts';
-import { KubeWriter } from './kube-writer.ts';
 import { documentCompatRoutes } from './routes/compat-docs.ts';
 
 export interface GatewayServerOptions {
+  /** The API service's identity: every API server request is made with it. */
   kc: KubeConfig;
   namespace: string;
-  /** The informer cache: shared with the controller in `berth up`, own in `berth api`. */
+  /** The informer cache (SHARED_CACHE): shared with the controller in `berth up`, own in `berth api`. */
   cache: InformerCache;
   brokerUrl?: string;
   logger: Logger;
@@ -36,19 +38,22 @@ export interface RunningGateway {
 
 /** Builds the API service (auth from AUTH_MODE, /v1, /v1/api-keys, /compat/v1) and serves it. */
 export async function startGatewayServer(opts: GatewayServerOptions): Promise<RunningGateway> {
+  // The controller of `berth up` shares the cache but not this client: it has its own identity.
+  const client = createClient({ kc: opts.kc, scheme: berthScheme(), cache: opts.cache });
   const auth = await setupAuth({
     kc: opts.kc,
+    client,
+    cache: opts.cache,
     namespace: opts.namespace,
     logger: opts.logger,
     env: opts.env,
-    source: secretSourceFrom(opts.cache, opts.namespace),
     bcryptCost: opts.bcryptCost,
   });
   const deps = {
-    kc: opts.kc,
-    namespace: opts.namespace,
+    client,
     cache: opts.cache,
-    writer: new KubeWriter(opts.kc),
+    namespace: opts.namespace,
+    cluster: opts.kc.getCurrentCluster()?.server,
     brokerUrl: opts.brokerUrl,
     logger: opts.logger,
     version: opts.version ?? '0.1.0',

@@ -46,6 +46,8 @@ export class InformerCache {
   readonly namespace: string | undefined;
   private readonly o: InformerCacheOptions;
   private readonly informers = new Map<string, SupervisedInformer>();
+  /** Kinds cached through a selector: the cache holds only part of them. */
+  private readonly partial = new Set<string>();
   private readonly keyWatchers = new Map<string, Set<() => void>>();
   private started = false;
 
@@ -66,6 +68,7 @@ export class InformerCache {
     const key = refKey(ref);
     const existing = this.informers.get(key);
     if (existing) return existing;
+    if (opts.fieldSelector || opts.labelSelector) this.partial.add(key);
     const informer = new Informer({
       kc: this.o.kc,
       path: resourcePath(ref, this.namespace),
@@ -143,9 +146,13 @@ export class InformerCache {
     return this.namespace === undefined || this.namespace === namespace;
   }
 
-  /** Whether reads of `ref` in `namespace` (all namespaces: undefined) can be served from here. */
+  /**
+   * Whether reads of `ref` in `namespace` (all namespaces: undefined) can be served from here. Not
+   * for a kind cached through a selector: a missing object there may well exist.
+   */
   serves(ref: KindRef<unknown>, namespace: string | undefined): boolean {
-    return this.has(ref) && (namespace === undefined ? this.namespace === undefined : this.covers(namespace));
+    if (!this.has(ref) || this.partial.has(refKey(ref))) return false;
+    return namespace === undefined ? this.namespace === undefined : this.covers(namespace);
   }
 
   /** Objects of one namespace; undefined when that namespace or kind is not cached. */

@@ -3,9 +3,12 @@ import { Writable } from 'node:stream';
 import { serve } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { requestId } from 'hono/request-id';
-import { ApiKeySecretCache } from '../../pkg/auth/api-keys/secret-cache.ts';
+import { secretSourceFrom, startApiKeyCache } from '../../pkg/auth/api-keys/secret-cache.ts';
 import { ApiKeyService, type ApiKeyServiceOptions } from '../../pkg/auth/api-keys/service.ts';
 import { type AuthMode, apiKeyRoutes, authMiddleware, type JwtVerifier } from '../../pkg/auth/index.ts';
+import type { InformerCache } from '../../pkg/kube/cache.ts';
+import { createClient } from '../../pkg/kube/client/index.ts';
+import { Scheme } from '../../pkg/kube/kinds.ts';
 import { createLogger, type Logger } from '../../pkg/log/index.ts';
 import { kubeConfig } from '../support/kube.ts';
 
@@ -30,14 +33,13 @@ export async function startKeyService(
   namespace: string,
   logger: Logger,
   extra: Partial<ApiKeyServiceOptions> = {},
-): Promise<{ service: ApiKeyService; cache: ApiKeySecretCache; stop(): Promise<void> }> {
+): Promise<{ service: ApiKeyService; cache: InformerCache; stop(): Promise<void> }> {
   const kc = kubeConfig('gateway');
-  const cache = new ApiKeySecretCache({ kc, namespace, logger });
-  await cache.start();
+  const cache = await startApiKeyCache({ kc, namespace, logger });
   const service = new ApiKeyService({
-    kc,
+    client: createClient({ kc, scheme: new Scheme() }),
     namespace,
-    source: cache,
+    source: secretSourceFrom(cache, namespace),
     logger,
     bcryptCost: 4,
     lastUsedFlushMs: 0,

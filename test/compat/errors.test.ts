@@ -4,7 +4,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Query } from '../../pkg/api/index.ts';
+import { Kinds, type Query } from '../../pkg/api/index.ts';
 import { kubectl } from '../support/kube.ts';
 import { type Platform, startPlatform } from './platform.ts';
 
@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 const queriesFor = (agent: string) =>
-  ((p.cache.list('queries', p.ns) ?? []) as Query[]).filter((q) => q.spec.target.name === agent);
+  ((p.cache.list(Kinds.Query, p.ns) ?? []) as Query[]).filter((q) => q.spec.target.name === agent);
 const subscribers = () => p.broker.deps.hub.stats().subscribers;
 const hi = [{ role: 'user' as const, content: 'hi' }];
 
@@ -108,7 +108,7 @@ describe('query errors', () => {
     const [q] = queriesFor('slow');
     expect(queriesFor('slow')).toHaveLength(1);
     const done = (await p.cache.waitFor(
-      'queries',
+      Kinds.Query,
       p.ns,
       q?.metadata.name as string,
       (o) => {
@@ -174,9 +174,9 @@ describe('streams that fail or lose their client', () => {
       break;
     }
     await vi.waitFor(() => expect(subscribers()).toBe(0), { timeout: 5_000, interval: 20 });
-    expect((p.cache.get('queries', p.ns, id) as Query).status?.phase).toBe('running');
+    expect((p.cache.get(Kinds.Query, p.ns, id) as Query).status?.phase).toBe('running');
     const done = (await p.cache.waitFor(
-      'queries',
+      Kinds.Query,
       p.ns,
       id,
       (o) => (o as Query | undefined)?.status?.phase === 'done',
@@ -202,7 +202,7 @@ describe('streams that fail or lose their client', () => {
     ac.abort();
     await expect(call).rejects.toBeInstanceOf(OpenAI.APIUserAbortError);
     const done = (await p.cache.waitFor(
-      'queries',
+      Kinds.Query,
       p.ns,
       fresh.metadata.name,
       (o) => {

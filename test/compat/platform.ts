@@ -6,14 +6,15 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { vi } from 'vitest';
-import { API_VERSION } from '../../pkg/api/index.ts';
+import { API_VERSION, berthScheme, Kinds, SHARED_CACHE } from '../../pkg/api/index.ts';
 import { loadBrokerConfig } from '../../pkg/broker/config.ts';
 import { type RunningBroker, startBroker } from '../../pkg/broker/server.ts';
 import { type RunningController, startController } from '../../pkg/controller/index.ts';
 import { createQueryEngine } from '../../pkg/engine/index.ts';
 import { type RunningGateway, startGatewayServer } from '../../pkg/gateway/server.ts';
 import { applyObject } from '../../pkg/kube/apply.ts';
-import { createSharedCache, type InformerCache } from '../../pkg/kube/cache.ts';
+import { InformerCache } from '../../pkg/kube/cache.ts';
+import { createClient } from '../../pkg/kube/client/index.ts';
 import { createLogger, type Logger } from '../../pkg/log/index.ts';
 import { type FakeModelServer, startFakeModel } from '../fixtures/fake-model.ts';
 import { type FakeToolServer, startFakeTool } from '../fixtures/fake-tool.ts';
@@ -76,7 +77,7 @@ function targets(ns: string, fakeUrl: string, toolUrl: string): KubernetesObject
 
 export async function startPlatform(prefix: string): Promise<Platform> {
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn', name: prefix });
-  const admin = kubeConfig('admin');
+  const admin = createClient({ kc: kubeConfig('admin'), scheme: berthScheme() });
   const [ns, fake, tools] = await Promise.all([createNamespace(prefix), startFakeModel(), startFakeTool()]);
   const broker = await startBroker(
     { ...loadBrokerConfig({}), port: 0, host: '127.0.0.1' },
@@ -88,7 +89,10 @@ export async function startPlatform(prefix: string): Promise<Platform> {
   for (const o of targets(ns, fake.url, tools.url)) await apply(o);
 
   const kc = kubeConfig('controller');
-  const cache = createSharedCache({ kc, namespace: ns, logger: logger.child({ component: 'cache' }) });
+  const cache = InformerCache.of(
+    { kc, namespace: ns, logger: logger.child({ component: 'cache' }) },
+    SHARED_CACHE,
+  );
   const controller = await startController({
     kc,
     namespace: ns,
@@ -109,15 +113,11 @@ export async function startPlatform(prefix: string): Promise<Platform> {
     logger: logger.child({ component: 'controller' }),
   });
   // Queries need the resolved Memory; wait for the controller to resolve it (watch-driven).
-  await cache.waitFor(
-    'memories',
-    ns,
-    'default',
-    (m) => !!(m as { status?: { lastResolvedAddress?: string } } | undefined)?.status?.lastResolvedAddress,
-    { timeoutMs: 20_000 },
-  );
+  await cache.waitFor(Kinds.Memory, ns, 'default', (m) => !!m?.status?.lastResolvedAddress, {
+    timeoutMs: 20_000,
+  });
   await vi.waitFor(() => {
-    if ((cache.list('tools', ns) ?? []).length < 1 || (cache.list('teams', ns) ?? []).length < 1)
+    if ((cache.list(Kinds.Tool, ns) ?? []).length < 1 || (cache.list(Kinds.Team, ns) ?? []).length < 1)
       throw new Error('targets not cached yet');
   });
 

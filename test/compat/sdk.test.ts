@@ -5,7 +5,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Query } from '../../pkg/api/index.ts';
+import { Kinds, type Query } from '../../pkg/api/index.ts';
 import { kubectl } from '../support/kube.ts';
 import { type Platform, startPlatform } from './platform.ts';
 
@@ -27,7 +27,7 @@ afterAll(async () => {
   await p?.stop();
 });
 
-const queryOf = (name: string) => p.cache.get('queries', p.ns, name) as Query | undefined;
+const queryOf = (name: string) => p.cache.get(Kinds.Query, p.ns, name) as Query | undefined;
 
 /**
  * What each target type answers to "hi" (tool: the fake tool's JSON echo of its input), and what it
@@ -55,7 +55,9 @@ describe('models', () => {
     );
     expect(ids.every((id) => /^(agent|team|model|tool)\//.test(id))).toBe(true);
     const helper = list.data.find((m) => m.id === 'agent/helper');
-    const created = Date.parse(p.cache.get('agents', p.ns, 'helper')?.metadata?.creationTimestamp as never);
+    const created = Date.parse(
+      p.cache.get(Kinds.Agent, p.ns, 'helper')?.metadata?.creationTimestamp as never,
+    );
     expect(helper).toEqual({
       id: 'agent/helper',
       object: 'model',

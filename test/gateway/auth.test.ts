@@ -1,7 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SHARED_CACHE } from '../../pkg/api/index.ts';
 import type { AuthMode } from '../../pkg/auth/index.ts';
-import { createSharedCache } from '../../pkg/kube/cache.ts';
+import { InformerCache } from '../../pkg/kube/cache.ts';
 import { captureLogs } from '../auth/support.ts';
 import { type OidcFixture, startOidcProvider } from '../fixtures/oidc/provider.ts';
 import { createNamespace, kubeConfig } from '../support/kube.ts';
@@ -33,7 +34,10 @@ beforeAll(async () => {
     OIDC_APPLICATION_ID: AUD,
     OIDC_CLIENT_SECRET,
   });
-  const cache = createSharedCache({ kc: kubeConfig('gateway'), namespace: nsA, logger: logs.logger });
+  const cache = InformerCache.of(
+    { kc: kubeConfig('gateway'), namespace: nsA, logger: logs.logger },
+    SHARED_CACHE,
+  );
   cache.start();
   await cache.waitForSync(30_000);
   stops.push(() => cache.stop());

@@ -1,16 +1,15 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { Kinds, SHARED_CACHE } from '../../pkg/api/index.ts';
+import { InformerCache } from '../../pkg/kube/cache.ts';
 import { createNamespace, kubeConfig, kubectl } from '../support/kube.ts';
 import { type RunningGateway, startGateway } from './harness.ts';
 
 let gw: RunningGateway;
+let cachedGw: RunningGateway;
+let cache: InformerCache;
 let ns: string;
-const noCache = {
-  list: () => undefined,
-  get: () => undefined,
-  waitFor: () => Promise.reject(new Error('not cached')),
-};
 
 beforeAll(async () => {
   ns = await createNamespace('generic');
@@ -22,9 +21,16 @@ beforeAll(async () => {
     'apiVersion: berth.dev/v1alpha1\nkind: Agent\nmetadata: {name: helper}\nspec: {prompt: be nice}\n',
   );
   expect(applied.code, applied.stderr).toBe(0);
-  gw = await startGateway({ kc: kubeConfig('gateway'), namespace: ns, cache: noCache });
+  gw = await startGateway({ kc: kubeConfig('gateway'), namespace: ns });
+  cache = InformerCache.of({ kc: kubeConfig('gateway'), namespace: ns }, SHARED_CACHE);
+  cache.start();
+  await cache.waitForSync(30_000);
+  cachedGw = await startGateway({ kc: kubeConfig('gateway'), namespace: ns, cache });
 });
-afterAll(() => gw?.close());
+afterAll(async () => {
+  await Promise.all([gw?.close(), cachedGw?.close()]);
+  await cache?.stop();
+});
 
 const get = (path: string, accept = 'application/json') => fetch(`${gw.url}${path}`, { headers: { accept } });
 
@@ -139,5 +145,45 @@ describe('service basics', () => {
     expect((await res.json()).error.message).toContain('BROKER_URL');
     const post = await fetch(`${gw.url}/v1/broker/messages`, { method: 'POST' });
     expect(post.status).toBe(405);
+  });
+});
+
+describe('generic resource API over the shared informer cache', () => {
+  /** The same GET answered live and from the cache. */
+  const both = (path: string) =>
+    Promise.all(
+      [gw, cachedGw].map(async (g) => {
+        const res = await fetch(`${g.url}${path}`);
+        return { status: res.status, body: await res.json() };
+      }),
+    );
+
+  it('answers cached kinds as the API server does: same list order, same 404 status', async () => {
+    const more = ['zeta', 'alpha'].map(
+      (n) => `---\napiVersion: berth.dev/v1alpha1\nkind: Agent\nmetadata: {name: ${n}}\nspec: {prompt: p}\n`,
+    );
+    const applied = await kubectl(['apply', '-n', ns, '-f', '-'], more.join(''));
+    expect(applied.code, applied.stderr).toBe(0);
+    await cache.waitFor(Kinds.Agent, ns, 'alpha', (o) => !!o, { timeoutMs: 5000 });
+    const [live, cached] = await both('/v1/resources/apis/berth.dev/v1alpha1/agents');
+    expect([live?.status, cached?.status]).toEqual([200, 200]);
+    const names = (l: { items: Array<{ metadata: { name: string } }> }) =>
+      l.items.map((i) => i.metadata.name);
+    expect(names(cached?.body)).toEqual(names(live?.body));
+    const [missingLive, missing] = await both('/v1/resources/apis/berth.dev/v1alpha1/agents/nope');
+    expect(missing?.status).toBe(404);
+    expect(missing?.body).toMatchObject({
+      kind: 'Status',
+      reason: 'NotFound',
+      code: 404,
+      message: missingLive?.body.message,
+    });
+  });
+
+  it('reads kinds the cache holds only through a selector (ConfigMaps) from the API server', async () => {
+    const res = await fetch(`${cachedGw.url}/v1/resources/api/v1/configmaps/settings`);
+    expect(res.status).toBe(200);
+    const list = await (await fetch(`${cachedGw.url}/v1/resources/api/v1/configmaps`)).json();
+    expect(list.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toContain('settings');
   });
 });

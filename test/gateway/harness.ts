@@ -2,9 +2,10 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { berthScheme } from '../../pkg/api/index.ts';
 import { createGatewayApp, type GatewayOptions } from '../../pkg/gateway/app.ts';
-import type { ObjectCache } from '../../pkg/gateway/cache.ts';
-import { KubeWriter } from '../../pkg/gateway/kube-writer.ts';
+import { InformerCache } from '../../pkg/kube/cache.ts';
+import { createClient } from '../../pkg/kube/client/index.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 
 export interface RunningGateway {
@@ -13,16 +14,20 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-/** Serves the API service on a free port, as `berth api` does, with the given cache. */
+/**
+ * Serves the API service on a free port, as `berth api` does, with the given cache; without one,
+ * an empty cache, so every read goes to the API server.
+ */
 export async function startGateway(
-  opts: { kc: KubeConfig; namespace: string; cache: ObjectCache; brokerUrl?: string } & GatewayOptions,
+  opts: { kc: KubeConfig; namespace: string; cache?: InformerCache; brokerUrl?: string } & GatewayOptions,
 ): Promise<RunningGateway> {
+  const cache = opts.cache ?? InformerCache.of({ kc: opts.kc, namespace: opts.namespace }, []);
   const app = createGatewayApp(
     {
-      kc: opts.kc,
+      client: createClient({ kc: opts.kc, scheme: berthScheme(), cache }),
+      cache,
       namespace: opts.namespace,
-      cache: opts.cache,
-      writer: new KubeWriter(opts.kc),
+      cluster: opts.kc.getCurrentCluster()?.server,
       brokerUrl: opts.brokerUrl,
       logger: createLogger({ level: 'silent' }),
       version: 'test',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CoreKinds } from '../../pkg/kube/kinds.ts';
 import { createNamespace, kubectl } from '../support/kube.ts';
 import { type Client, client, startService, type TestService } from './support.ts';
 
@@ -73,7 +74,7 @@ describe('secrets show metadata and key names, never values', () => {
       `apiVersion: v1\nkind: Secret\nmetadata: {name: applied, annotations: {team: red}}\nstringData: {key: ${VALUES.applied}}\n`,
     );
     expect(applied.code, applied.stderr).toBe(0);
-    await svc.cache.waitFor('secrets', ns, 'applied', (o) => !!o, { timeoutMs: 5000 });
+    await svc.cache.waitFor(CoreKinds.Secret, ns, 'applied', (o) => !!o, { timeoutMs: 5000 });
     const got = await api.get(`${base()}/applied`);
     expect(got.body.metadata.annotations).toEqual({ team: 'red' });
     const list = await api.get(base());

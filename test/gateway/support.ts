@@ -1,5 +1,6 @@
+import { SHARED_CACHE } from '../../pkg/api/index.ts';
 import { type RunningGateway, startGatewayServer } from '../../pkg/gateway/server.ts';
-import { createSharedCache, type InformerCache } from '../../pkg/kube/cache.ts';
+import { InformerCache } from '../../pkg/kube/cache.ts';
 import type { Logger } from '../../pkg/log/index.ts';
 import { captureLogs } from '../auth/support.ts';
 import { kubeConfig } from '../support/kube.ts';
@@ -30,7 +31,7 @@ export async function startService(opts: {
   const captured = opts.logger ? undefined : captureLogs();
   const logger = opts.logger ?? (captured as ReturnType<typeof captureLogs>).logger;
   const kc = kubeConfig('gateway');
-  const cache = opts.cache ?? createSharedCache({ kc, namespace: opts.namespace, logger });
+  const cache = opts.cache ?? InformerCache.of({ kc, namespace: opts.namespace, logger }, SHARED_CACHE);
   if (!opts.cache) {
     cache.start();
     await cache.waitForSync(30_000);

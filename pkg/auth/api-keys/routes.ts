@@ -1,24 +1,13 @@
 import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
-import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
+import { errorEnvelopeSchema, errorHandler, HttpError, validationHook } from '../../http/index.ts';
 import { KubeError } from '../../kube/errors.ts';
-import type { Logger } from '../../log/index.ts';
-import { ApiKeyError, authErrorResponse } from '../errors.ts';
+import { createLogger, type Logger } from '../../log/index.ts';
 import '../principal.ts';
 import type { ApiKeyService } from './service.ts';
 
-const errorSchema = z
-  .object({
-    error: z.object({
-      code: z.string(),
-      message: z.string(),
-      requestId: z.string().optional(),
-      details: z.unknown().optional(),
-    }),
-  })
-  .meta({ id: 'Error' });
+const errorSchema = errorEnvelopeSchema(z.unknown()).meta({ id: 'Error' });
 
 // Strict: a misspelt `expiresAt` must fail loudly, not silently create a key that never expires.
 const createBody = z
@@ -109,31 +98,18 @@ const revokeRoute = createRoute({
  * which also merges these routes into its OpenAPI document.
  */
 export function apiKeyRoutes(service: ApiKeyService, opts: { logger?: Logger } = {}): OpenAPIHono {
-  const app = new OpenAPIHono({
-    defaultHook: (result, c) => {
-      if (result.success) return;
-      const issues = result.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-      const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-      return authErrorResponse(c, 400, 'invalid_request', `invalid request: ${summary}`, { issues });
-    },
-  });
-  app.onError((err, c) => renderError(c, err, opts.logger));
+  const app = new OpenAPIHono({ defaultHook: validationHook });
+  // ApiKeyErrors are HttpErrors; only the key store's KubeErrors need a meaning of their own here.
+  app.onError(errorHandler(opts.logger ?? createLogger({ level: 'silent' }), { mappers: [storeFailure] }));
 
   app.openapi(listRoute, (c) => c.json(service.list(), 200));
 
   app.openapi(createKeyRoute, async (c) => {
     const body = c.req.valid('json');
-    if (body.expires_at && Date.parse(body.expires_at) <= Date.now()) {
-      return authErrorResponse(
-        c,
-        422,
-        'invalid_expiry',
-        `expires_at ${body.expires_at} is not in the future`,
-        {
-          field: 'expires_at',
-        },
-      ) as never;
-    }
+    if (body.expires_at && Date.parse(body.expires_at) <= Date.now())
+      throw new HttpError(422, 'invalid_expiry', `expires_at ${body.expires_at} is not in the future`, {
+        field: 'expires_at',
+      });
     const principal = c.get('principal');
     const key = await service.create({
       name: body.name,
@@ -152,18 +128,12 @@ export function apiKeyRoutes(service: ApiKeyService, opts: { logger?: Logger } =
   return app;
 }
 
-function renderError(c: Context, err: Error, logger?: Logger): Response {
-  if (err instanceof ApiKeyError) return authErrorResponse(c, err.status, err.code, err.message);
-  if (err instanceof HTTPException && err.status < 500) {
-    // e.g. "Malformed JSON in request body" from the JSON validator.
-    return authErrorResponse(c, err.status as ContentfulStatusCode, 'invalid_json', err.message);
-  }
-  if (err instanceof KubeError) {
-    logger?.error({ err }, 'API key storage failed');
-    // The API server refusing our own identity is an upstream failure, not the client's fault.
-    const status = (err.code >= 500 && err.code < 600 ? err.code : 502) as ContentfulStatusCode;
-    return authErrorResponse(c, status, 'kubernetes_error', err.message);
-  }
-  logger?.error({ err }, 'API key route failed');
-  return authErrorResponse(c, 500, 'internal', 'internal error; see the server log');
+/**
+ * The key store is Kubernetes under the API service's own identity: the API server refusing it
+ * (even a 403) is an upstream failure, not the caller's fault, so it is a 5xx here, unlike `/v1`.
+ */
+function storeFailure(err: Error): HttpError | undefined {
+  if (!(err instanceof KubeError)) return undefined;
+  const status = (err.code >= 500 && err.code < 600 ? err.code : 502) as ContentfulStatusCode;
+  return new HttpError(status, 'kubernetes_error', err.message);
 }

@@ -1,6 +1,7 @@
-import { KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
+import { FakeClient } from '../../kube/client/fake.ts';
 import { generateKeyPair, newApiKeySecret } from './format.ts';
 import { ApiKeyService } from './service.ts';
 
@@ -24,15 +25,8 @@ function stored(opts: { publicKey: string; hash: string; expiresAt?: string; nam
 
 function setup(secrets: V1Secret[]) {
   const map = new Map(secrets.map((s) => [s.metadata?.name ?? '', s]));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
   const svc = new ApiKeyService({
-    kc,
+    client: new FakeClient(),
     namespace: NS,
     source: { list: () => [...map.values()], get: (n) => map.get(n) },
     bcryptCost: 4,

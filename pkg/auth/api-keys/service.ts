@@ -1,7 +1,8 @@
-import { CoreV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 import bcrypt from 'bcryptjs';
 import { API_KEY_SECRET_TYPE } from '../../api/group.ts';
-import { KubeError } from '../../kube/errors.ts';
+import type { Client } from '../../kube/client/types.ts';
+import { CoreKinds } from '../../kube/kinds.ts';
 import type { Logger } from '../../log/index.ts';
 import { ApiKeyError } from '../errors.ts';
 import {
@@ -21,8 +22,8 @@ import { VerificationCache } from './verified-cache.ts';
 import { waitForSource } from './wait-for-source.ts';
 
 export interface ApiKeyServiceOptions {
-  /** The API service's own identity; writes (create, revoke, last-used) go through it. */
-  kc: KubeConfig;
+  /** The API service's client (its own identity); writes (create, revoke, last-used) go through it. */
+  client: Client;
   /** The instance namespace: keys are created, listed and accepted only here. */
   namespace: string;
   source: SecretSource;
@@ -78,7 +79,7 @@ export class ApiKeyService implements ApiKeyVerifier {
   readonly namespace: string;
   readonly stats: ApiKeyStats = { bcryptCompares: 0, cacheHits: 0, kubeRequests: 0 };
   readonly lastUsed: LastUsedRecorder;
-  private readonly core: CoreV1Api;
+  private readonly client: Client;
   private readonly source: SecretSource;
   private readonly logger: Logger | undefined;
   private readonly cost: number;
@@ -90,7 +91,7 @@ export class ApiKeyService implements ApiKeyVerifier {
 
   constructor(opts: ApiKeyServiceOptions) {
     this.namespace = opts.namespace;
-    this.core = opts.kc.makeApiClient(CoreV1Api);
+    this.client = opts.client;
     this.source = opts.source;
     this.logger = opts.logger;
     this.cost = opts.bcryptCost ?? 10;
@@ -101,7 +102,7 @@ export class ApiKeyService implements ApiKeyVerifier {
     this.lastUsed = new LastUsedRecorder({
       intervalMs: opts.lastUsedFlushMs ?? 10_000,
       logger: opts.logger,
-      write: (publicKey, at) => this.patchData(publicKey, { [DATA.lastUsedAt]: at }, 'record last use of'),
+      write: (publicKey, at) => this.patchData(publicKey, { [DATA.lastUsedAt]: at }),
     });
   }
 
@@ -162,9 +163,7 @@ export class ApiKeyService implements ApiKeyVerifier {
       expiresAt,
       createdBy: input.createdBy,
     });
-    const created = await this.kube(`create API key ${publicKey}`, () =>
-      this.core.createNamespacedSecret({ namespace: this.namespace, body }),
-    );
+    const created = await this.kube(() => this.client.create<V1Secret>(CoreKinds.Secret, body));
     this.logger?.info(
       { publicKey, name: input.name, namespace: this.namespace, expiresAt },
       'API key created',
@@ -185,18 +184,10 @@ export class ApiKeyService implements ApiKeyVerifier {
     const notFound = () =>
       new ApiKeyError(404, 'not_found', `no API key ${publicKey} in namespace ${this.namespace}`);
     if (!isPublicKey(publicKey)) throw notFound();
-    if (!this.lookup(publicKey)) {
-      // Possibly created a moment ago on another replica: ask the API server before saying 404.
-      const secret = await this.kube(`read API key ${publicKey}`, () =>
-        this.core.readNamespacedSecret({ name: publicKey, namespace: this.namespace }),
-      ).catch((err: unknown) => {
-        if (err instanceof KubeError && err.reason === 'NotFound') return undefined;
-        throw err;
-      });
-      if (!secret || !recordOf(secret)) throw notFound();
-    }
+    // Possibly created a moment ago on another replica: ask the API server before saying 404.
+    if (!this.lookup(publicKey) && !(await this.readLive(publicKey))) throw notFound();
     const at = new Date(this.now()).toISOString();
-    await this.patchData(publicKey, { [DATA.isActive]: 'false', [DATA.revokedAt]: at }, 'revoke');
+    await this.patchData(publicKey, { [DATA.isActive]: 'false', [DATA.revokedAt]: at });
     this.logger?.info({ publicKey, namespace: this.namespace }, 'API key revoked');
     await this.awaitCache(publicKey, (r) => r !== null && !r.isActive, 'revoke');
   }
@@ -257,23 +248,31 @@ export class ApiKeyService implements ApiKeyVerifier {
     return p;
   }
 
-  private patchData(publicKey: string, values: Record<string, string>, what: string): Promise<void> {
+  private async patchData(publicKey: string, values: Record<string, string>): Promise<void> {
     const data = Object.fromEntries(Object.entries(values).map(([k, v]) => [k, b64(v)]));
-    return this.kube(`${what} API key ${publicKey}`, () =>
-      this.core.patchNamespacedSecret(
-        { name: publicKey, namespace: this.namespace, body: { data } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ),
-    ).then(() => undefined);
+    const key = { namespace: this.namespace, name: publicKey };
+    await this.kube(() => this.client.patch(CoreKinds.Secret, key, { type: 'merge', patch: { data } }));
   }
 
-  private async kube<T>(context: string, call: () => Promise<T>): Promise<T> {
+  /**
+   * The key's record as the API server has it. A field selector makes the read live even where the
+   * client serves Secrets from the informer cache, which has just been found not to hold the key.
+   */
+  private async readLive(publicKey: string): Promise<ApiKeyRecord | null> {
+    const list = await this.kube(() =>
+      this.client.list<V1Secret>(CoreKinds.Secret, {
+        namespace: this.namespace,
+        fieldSelector: `metadata.name=${publicKey}`,
+      }),
+    );
+    const secret = list.items.find((s) => s.metadata?.name === publicKey);
+    return secret ? recordOf(secret) : null;
+  }
+
+  /** Every API server request of this service goes through here: `stats.kubeRequests` counts them. */
+  private kube<T>(call: () => Promise<T>): Promise<T> {
     this.stats.kubeRequests++;
-    try {
-      return await call();
-    } catch (err) {
-      throw KubeError.from(err, context);
-    }
+    return call();
   }
 
   /**

@@ -1,13 +1,11 @@
-import type { Context } from 'hono';
-import { type Query, queryKind, TERMINAL_PHASES } from '../../api/index.ts';
-import { KubeError } from '../../kube/errors.ts';
+import type { Context, Hono } from 'hono';
+import { Kinds, type Query, TERMINAL_PHASES } from '../../api/index.ts';
+import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { GatewayDeps } from '../deps.ts';
-import type { AnyOpenAPIHono } from '../openapi-route.ts';
-import { infoOf } from '../routes/resources.ts';
 import { completionOf } from './completion-body.ts';
-import { sendOpenAIError } from './errors.ts';
-import { TARGET_PLURALS } from './models.ts';
-import { buildQuery, ChatRequestError } from './query-factory.ts';
+import { CompatError } from './errors.ts';
+import { TARGET_KINDS } from './models.ts';
+import { buildQuery } from './query-factory.ts';
 import { type ChatRequest, chatRequest } from './schemas.ts';
 import { relayStream } from './stream-relay.ts';
 
@@ -16,84 +14,52 @@ export interface CompletionOptions {
   waitTimeoutMs: number;
 }
 
-const isFinished = (q: unknown) => TERMINAL_PHASES.includes((q as Query | undefined)?.status?.phase as never);
+const terminal: ReadonlySet<string | undefined> = new Set(TERMINAL_PHASES);
+const isFinished = (q: unknown) => terminal.has((q as Query | undefined)?.status?.phase);
 
-async function readRequest(c: Context): Promise<ChatRequest | Response> {
-  let raw: unknown;
-  try {
-    raw = await c.req.json();
-  } catch (err) {
-    return sendOpenAIError(
-      c,
-      400,
-      `request body is not valid JSON: ${(err as Error).message}`,
-      'invalid_request_error',
-      'invalid_json',
-    );
-  }
-  const parsed = chatRequest.safeParse(raw);
+/** The validated request; malformed JSON throws from `c.req.json()` into the error handler (400). */
+async function readRequest(c: Context): Promise<ChatRequest> {
+  const parsed = chatRequest.safeParse(await c.req.json());
   if (!parsed.success) {
+    // OpenAI names one parameter per error: the first issue's.
     const issue = parsed.error.issues[0];
     const param = issue?.path.join('.') || null;
-    return sendOpenAIError(
-      c,
+    throw new CompatError(
       400,
-      `${param ? `${param}: ` : ''}${issue?.message ?? 'invalid request'}`,
-      'invalid_request_error',
       'invalid_value',
-      param,
+      `${param ? `${param}: ` : ''}${issue?.message ?? 'invalid request'}`,
+      {
+        type: 'invalid_request_error',
+        param,
+      },
     );
   }
   return parsed.data;
 }
 
-/** `POST /compat/v1/chat/completions`: runs the request as a Query and answers like OpenAI. */
-export function mountCompletionRoutes(app: AnyOpenAPIHono, deps: GatewayDeps, opts: CompletionOptions) {
-  app.post('/compat/v1/chat/completions', async (c) => {
+/** `POST /chat/completions` (under /compat/v1): runs the request as a Query and answers like OpenAI. */
+export function mountCompletionRoutes(app: Hono, deps: GatewayDeps, opts: CompletionOptions) {
+  app.post('/chat/completions', async (c) => {
     const req = await readRequest(c);
-    if (req instanceof Response) return req;
-    let query: Query;
-    try {
-      query = buildQuery(req, deps.namespace);
-    } catch (err) {
-      if (err instanceof ChatRequestError)
-        return sendOpenAIError(c, err.status, err.message, 'invalid_request_error', err.code, err.param);
-      throw err;
-    }
+    // A request naming no runnable target throws ChatRequestError (a 400 naming the parameter).
+    let query = buildQuery(req, deps.namespace);
     const { type, name } = query.spec.target;
-    if (!deps.cache.get(TARGET_PLURALS[type], deps.namespace, name)) {
-      return sendOpenAIError(
-        c,
+    const target = { namespace: deps.namespace, name };
+    if (!(await ignoreNotFound(deps.client.get(TARGET_KINDS[type], target))))
+      throw new CompatError(
         404,
-        `The model '${req.model}' does not exist in namespace ${deps.namespace}`,
-        'not_found_error',
         'model_not_found',
-        'model',
+        `The model '${req.model}' does not exist in namespace ${deps.namespace}`,
+        { type: 'not_found_error', param: 'model' },
       );
-    }
     // Subscribe before creating so no status change can slip between create and wait.
     const finished = () =>
-      deps.cache.waitFor('queries', deps.namespace, query.metadata.name, isFinished, {
+      deps.cache.waitFor(Kinds.Query, deps.namespace, query.metadata.name, isFinished, {
         timeoutMs: opts.waitTimeoutMs,
         signal: c.req.raw.signal,
       }) as Promise<Query>;
-    try {
-      query = (await deps.writer.create(
-        infoOf(queryKind),
-        deps.namespace,
-        query as never,
-      )) as unknown as Query;
-    } catch (err) {
-      const e = KubeError.from(err, 'create Query');
-      deps.logger.warn({ err: e.message, code: e.code }, 'chat completion: creating the query failed');
-      return sendOpenAIError(
-        c,
-        e.code === 422 ? 400 : 502,
-        e.message,
-        e.code === 422 ? 'invalid_request_error' : 'server_error',
-        'query_create_failed',
-      );
-    }
+    // A refusal is a KubeError: the sub-app's handler answers it (errors.ts, kubeErrorToCompat).
+    query = await deps.client.create(Kinds.Query, query);
     if (req.stream)
       return relayStream(c, deps, {
         query,
@@ -105,28 +71,23 @@ export function mountCompletionRoutes(app: AnyOpenAPIHono, deps: GatewayDeps, op
     try {
       done = await finished();
     } catch (err) {
+      // Waiting failed: the client went away (nobody to answer) or the wait timed out.
       if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
-      return sendOpenAIError(
-        c,
+      throw new CompatError(
         504,
-        `query ${query.metadata.name} did not finish within ${opts.waitTimeoutMs} ms: ${(err as Error).message}`,
-        'timeout_error',
         'timeout',
-        null,
-        false,
+        `query ${query.metadata.name} did not finish within ${opts.waitTimeoutMs} ms: ${(err as Error).message}`,
+        { type: 'timeout_error', retryable: false },
       );
     }
     const phase = done.status?.phase;
     if (phase !== 'done') {
       const timedOut = /timed? ?out|deadline/i.test(done.status?.message ?? '');
-      return sendOpenAIError(
-        c,
+      throw new CompatError(
         timedOut ? 504 : 500,
-        done.status?.message ?? `query ${phase}`,
-        timedOut ? 'timeout_error' : 'server_error',
         phase === 'canceled' ? 'query_canceled' : 'query_failed',
-        null,
-        false,
+        done.status?.message ?? `query ${phase}`,
+        { type: timedOut ? 'timeout_error' : 'server_error', retryable: false },
       );
     }
     return c.json(completionOf(done, req.model));

@@ -1,10 +1,14 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { type ErrorRenderer, HttpError } from '../../http/index.ts';
+import { KubeError } from '../../kube/errors.ts';
 
 export type OpenAIErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
+  | 'permission_error'
   | 'not_found_error'
+  | 'rate_limit_error'
   | 'server_error'
   | 'timeout_error';
 
@@ -21,21 +25,63 @@ export function openaiError(
   return { error: { message, type, param, code } };
 }
 
+/** A /compat/v1 failure with what the OpenAI shape says beyond status and code. */
+export class CompatError extends HttpError {
+  override name = 'CompatError';
+  readonly type: OpenAIErrorType;
+  readonly param: string | null;
+  readonly retryable: boolean;
+
+  constructor(
+    status: ContentfulStatusCode,
+    code: string,
+    message: string,
+    opts: { type: OpenAIErrorType; param?: string | null; retryable?: boolean },
+  ) {
+    super(status, code, message);
+    this.type = opts.type;
+    this.param = opts.param ?? null;
+    this.retryable = opts.retryable ?? defaultRetryable(status);
+  }
+}
+
+const defaultRetryable = (status: number) => status >= 500 && status !== 501;
+
+/** The OpenAI error type SDKs expect for a status (for errors that did not say their own). */
+function typeOf(status: number): OpenAIErrorType {
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status === 504) return 'timeout_error';
+  return status < 500 ? 'invalid_request_error' : 'server_error';
+}
+
 /**
- * `/compat/v1` errors in the OpenAI shape. Deterministic failures carry `x-should-retry: false` so
- * SDKs do not retry what cannot succeed: every 4xx, and 5xx answers about a query that ran (a retry
- * would start another query, and a timed-out one keeps running). Transient 5xx (broker unreachable,
- * API server write failed) stay retryable.
+ * `/compat/v1` errors in the OpenAI shape, rendered by the sub-app's one error handler.
+ * Deterministic failures carry `x-should-retry: false` so SDKs do not retry what cannot succeed:
+ * every 4xx, and 5xx answers about a query that ran (a retry would start another query, and a
+ * timed-out one keeps running). Transient 5xx (broker unreachable, API server write failed) stay
+ * retryable.
  */
-export function sendOpenAIError(
-  c: Context,
-  status: ContentfulStatusCode,
-  message: string,
-  type: OpenAIErrorType,
-  code: string | null = null,
-  param: string | null = null,
-  retryable = status >= 500 && status !== 501,
-) {
-  if (!retryable) c.header('x-should-retry', 'false');
-  return c.json(openaiError(message, type, code, param), status);
+export const renderOpenAIError: ErrorRenderer = (c: Context, err: HttpError) => {
+  const compat = err instanceof CompatError ? err : undefined;
+  if (!(compat?.retryable ?? defaultRetryable(err.status))) c.header('x-should-retry', 'false');
+  return c.json(
+    openaiError(err.message, compat?.type ?? typeOf(err.status), err.code, compat?.param ?? null),
+    err.status,
+  );
+};
+
+/**
+ * Kubernetes failures of /compat/v1. Only creating the Query is validated, so an Invalid (422) is
+ * the request's fault: 400 `query_create_failed`. Anything else is upstream: a retryable 502 with
+ * the code `/v1` gives the same fault (`kubernetes_unavailable`, else `kubernetes_error`).
+ */
+export function kubeErrorToCompat(err: Error): HttpError | undefined {
+  if (!(err instanceof KubeError)) return undefined;
+  if (err.code === 422)
+    return new CompatError(400, 'query_create_failed', err.message, { type: 'invalid_request_error' });
+  const code = err.reason === 'Unavailable' ? 'kubernetes_unavailable' : 'kubernetes_error';
+  return new CompatError(502, code, err.message, { type: 'server_error' });
 }

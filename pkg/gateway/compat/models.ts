@@ -1,10 +1,19 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { Hono } from 'hono';
+import { agentKind, modelKind, refOf, teamKind, toolKind } from '../../api/index.ts';
+import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { GatewayDeps } from '../deps.ts';
-import type { AnyOpenAPIHono } from '../openapi-route.ts';
-import { sendOpenAIError } from './errors.ts';
+import { CompatError } from './errors.ts';
 
 export const TARGET_PLURALS = { agent: 'agents', team: 'teams', model: 'models', tool: 'tools' } as const;
 export type TargetPrefix = keyof typeof TARGET_PLURALS;
+/** The kind each model id prefix names. */
+export const TARGET_KINDS = {
+  agent: refOf<KubernetesObject>(agentKind),
+  team: refOf<KubernetesObject>(teamKind),
+  model: refOf<KubernetesObject>(modelKind),
+  tool: refOf<KubernetesObject>(toolKind),
+} as const;
 export const OWNER = 'berth';
 
 export function modelItemOf(type: string, obj: KubernetesObject) {
@@ -17,30 +26,28 @@ export function modelItemOf(type: string, obj: KubernetesObject) {
   };
 }
 
-/** `GET /compat/v1/models[/{id}]`: every agent, team, model and tool of the instance's namespace. */
-export function mountModelRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
-  app.get('/compat/v1/models', (c) => {
-    const data = Object.entries(TARGET_PLURALS).flatMap(([type, plural]) =>
-      (deps.cache.list(plural, deps.namespace) ?? []).map((o) => modelItemOf(type, o)),
+/** `GET /models[/{id}]` (under /compat/v1): every agent, team, model and tool of the instance's namespace. */
+export function mountModelRoutes(app: Hono, deps: GatewayDeps) {
+  app.get('/models', async (c) => {
+    const lists = Object.entries(TARGET_KINDS).map(async ([type, ref]) =>
+      (await deps.client.list(ref, { namespace: deps.namespace })).items.map((o) => modelItemOf(type, o)),
     );
+    const data = (await Promise.all(lists)).flat();
     data.sort((a, b) => a.id.localeCompare(b.id));
     return c.json({ object: 'list', data });
   });
   // SDKs URL-encode the slash of "agent/x"; some clients do not: accept both.
-  app.get('/compat/v1/models/:id{.+}', (c) => {
+  app.get('/models/:id{.+}', async (c) => {
     const id = decodeURIComponent(c.req.param('id'));
     const [type, name] = id.split('/', 2) as [string, string | undefined];
-    const plural = TARGET_PLURALS[type as TargetPrefix];
-    const obj = plural && name ? deps.cache.get(plural, deps.namespace, name) : undefined;
+    const ref = TARGET_KINDS[type as TargetPrefix];
+    const key = { namespace: deps.namespace, name: name ?? '' };
+    const obj = ref && name ? await ignoreNotFound(deps.client.get(ref, key)) : undefined;
     if (!obj)
-      return sendOpenAIError(
-        c,
-        404,
-        `The model '${id}' does not exist`,
-        'not_found_error',
-        'model_not_found',
-        'model',
-      );
+      throw new CompatError(404, 'model_not_found', `The model '${id}' does not exist`, {
+        type: 'not_found_error',
+        param: 'model',
+      });
     return c.json(modelItemOf(type, obj));
   });
 }

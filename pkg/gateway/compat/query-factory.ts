@@ -1,18 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { ANNOTATION_STREAMING, API_VERSION, GROUP, QUERY_FINALIZER, type Query } from '../../api/index.ts';
+import { CompatError } from './errors.ts';
 import { TARGET_PLURALS, type TargetPrefix } from './models.ts';
 import { type ChatRequest, textOf } from './schemas.ts';
 
-export class ChatRequestError extends Error {
-  readonly param: string;
-  readonly status: 400 | 404;
-  readonly code: string;
+/** A chat request the platform cannot run, naming the parameter at fault (OpenAI `param`). */
+export class ChatRequestError extends CompatError {
+  override name = 'ChatRequestError';
+  declare readonly param: string;
 
   constructor(message: string, param: string, status: 400 | 404 = 400, code = 'invalid_value') {
-    super(message);
-    this.param = param;
-    this.status = status;
-    this.code = code;
+    super(status, code, message, { type: 'invalid_request_error', param });
   }
 }
 

@@ -3,7 +3,7 @@ import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { Query } from '../../api/index.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { chunkOf } from './completion-body.ts';
-import { openaiError, sendOpenAIError } from './errors.ts';
+import { CompatError, openaiError } from './errors.ts';
 import { sseData } from './sse-reader.ts';
 
 interface RelayInput {
@@ -40,42 +40,40 @@ function safeParse(data: string): UpstreamChunk | undefined {
   }
 }
 
-/** The JSON error of a failure known before streaming began. */
-function earlyError(c: Context, e: UpstreamChunk['error'] & {}) {
+/** The JSON error of a failure known before streaming began (the query ran: not retryable). */
+function earlyError(e: UpstreamChunk['error'] & {}): CompatError {
   const timeout = e.type === 'timeout_error' || e.code === 'timeout';
-  return sendOpenAIError(
-    c,
-    timeout ? 504 : 500,
-    e.message ?? 'query failed',
-    timeout ? 'timeout_error' : 'server_error',
-    e.code ?? 'query_failed',
-    null,
-    false,
-  );
+  return new CompatError(timeout ? 504 : 500, e.code ?? 'query_failed', e.message ?? 'query failed', {
+    type: timeout ? 'timeout_error' : 'server_error',
+    retryable: false,
+  });
 }
 
-async function openBrokerStream(c: Context, brokerUrl: string, id: string, signal: AbortSignal) {
+async function openBrokerStream(brokerUrl: string, id: string, signal: AbortSignal) {
   const url = `${brokerUrl.replace(/\/$/, '')}/stream/${encodeURIComponent(id)}?from-beginning=true&wait-for-query=60`;
+  let res: Response;
   try {
-    const res = await fetch(url, { headers: { accept: 'text/event-stream' }, signal });
-    if (res.ok && res.body) return sseData(res.body, signal);
-    await res.body?.cancel();
-    return sendOpenAIError(
-      c,
-      502,
-      `the broker answered HTTP ${res.status} for the query's stream`,
-      'server_error',
-      'broker_error',
-    );
+    res = await fetch(url, { headers: { accept: 'text/event-stream' }, signal });
   } catch (err) {
-    return sendOpenAIError(
-      c,
+    throw new CompatError(
       503,
-      `the broker is not reachable: ${(err as Error).message}`,
-      'server_error',
       'broker_unavailable',
+      `the broker is not reachable: ${(err as Error).message}`,
+      {
+        type: 'server_error',
+      },
     );
   }
+  if (res.ok && res.body) return sseData(res.body, signal);
+  await res.body?.cancel();
+  throw new CompatError(
+    502,
+    'broker_error',
+    `the broker answered HTTP ${res.status} for the query's stream`,
+    {
+      type: 'server_error',
+    },
+  );
 }
 
 /** Writes OpenAI chunks: role in the first delta only, one finish chunk, usage, then `[DONE]`. */
@@ -116,8 +114,7 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
   };
 
   if (!deps.brokerUrl) return singleChunk(c, input, id, created, finished);
-  const events = await openBrokerStream(c, deps.brokerUrl, id, abort.signal);
-  if (events instanceof Response) return events;
+  const events = await openBrokerStream(deps.brokerUrl, id, abort.signal);
 
   // Pull the first payload before committing to SSE so early failures are normal JSON errors. A query
   // that fails before producing any chunk (e.g. canceled before it started) answers at once.
@@ -126,7 +123,7 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
   if ('query' in raced && raced.query && raced.query.status?.phase !== 'done') {
     abort.abort();
     const st = raced.query.status;
-    return earlyError(c, {
+    throw earlyError({
       message: st?.message ?? `query ${st?.phase}`,
       type: /timed? ?out/i.test(st?.message ?? '') ? 'timeout_error' : 'server_error',
     });
@@ -135,12 +132,14 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
   if (first instanceof Error || first.done) {
     abort.abort();
     if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
-    return sendOpenAIError(c, 502, 'the query stream ended before any chunk', 'server_error', 'stream_ended');
+    throw new CompatError(502, 'stream_ended', 'the query stream ended before any chunk', {
+      type: 'server_error',
+    });
   }
   const parsedFirst = safeParse(first.value);
   if (parsedFirst?.error) {
     abort.abort();
-    return earlyError(c, parsedFirst.error);
+    throw earlyError(parsedFirst.error);
   }
 
   return streamSSE(c, async (s) => {
@@ -198,11 +197,11 @@ async function singleChunk(
   const done = await finished();
   if (!done) {
     if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
-    return earlyError(c, { message: `query ${id} did not finish in time`, type: 'timeout_error' });
+    throw earlyError({ message: `query ${id} did not finish in time`, type: 'timeout_error' });
   }
   const st = done.status;
   if (st?.phase !== 'done')
-    return earlyError(c, {
+    throw earlyError({
       message: st?.message ?? `query ${st?.phase}`,
       type: /timed? ?out/i.test(st?.message ?? '') ? 'timeout_error' : 'server_error',
     });

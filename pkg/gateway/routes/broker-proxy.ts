@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
+import { type AnyOpenAPIHono, requestIdOf, sendError } from '../../http/index.ts';
 import type { GatewayDeps } from '../deps.ts';
-import { sendError } from '../errors.ts';
-import type { AnyOpenAPIHono } from '../openapi-route.ts';
 
 const READABLE = /^(messages|conversations|memory-status|stream|traces|events|sessions)(\/|$)/;
 const PASSED_HEADERS = ['content-type', 'cache-control', 'x-request-id'];
@@ -36,7 +35,7 @@ export function mountBrokerProxy(app: AnyOpenAPIHono, deps: GatewayDeps) {
     const headers: Record<string, string> = { accept: c.req.header('accept') ?? '*/*' };
     const lastEventId = c.req.header('last-event-id');
     if (lastEventId) headers['last-event-id'] = lastEventId;
-    const rid = c.get('requestId' as never) as string | undefined;
+    const rid = requestIdOf(c);
     if (rid) headers['x-request-id'] = rid;
     let upstream: Response;
     try {

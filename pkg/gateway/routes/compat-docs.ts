@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
+import type { AnyOpenAPIHono } from '../../http/index.ts';
 import { chatRequest, modelItem, modelList } from '../compat/schemas.ts';
-import type { AnyOpenAPIHono } from '../openapi-route.ts';
 
 /**
  * OpenAPI entries of the chat-compatible API (its handlers are plain Hono routes in compat/), so

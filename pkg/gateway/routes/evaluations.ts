@@ -1,12 +1,14 @@
 import { createRoute } from '@hono/zod-openapi';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { API_VERSION, evaluationKind } from '../../api/index.ts';
+import { API_VERSION, evaluationKind, refOf } from '../../api/index.ts';
+import { type AnyOpenAPIHono, route } from '../../http/index.ts';
 import type { GatewayDeps } from '../deps.ts';
-import { sendKubeError } from '../errors.ts';
-import { type AnyOpenAPIHono, route } from '../openapi-route.ts';
 import { settle } from '../reads.ts';
 import { itemParams, objectResponse } from './resource-schemas.ts';
-import { infoOf, mountResourceRoutes, presentable } from './resources.ts';
+import { mountResourceRoutes, presentable } from './resources.ts';
+
+const EVALUATION = refOf<KubernetesObject>(evaluationKind);
 
 /** The spec's evaluation create body: flat, not Kubernetes-shaped. */
 export const evaluationCreateBody = z.object({
@@ -18,13 +20,15 @@ export const evaluationCreateBody = z.object({
 
 export function mountEvaluationRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
   mountResourceRoutes(app, deps, evaluationKind, {
-    createBody: evaluationCreateBody,
-    toObject: (b: z.infer<typeof evaluationCreateBody>) => ({
-      apiVersion: API_VERSION,
-      kind: 'Evaluation',
-      metadata: { name: b.name },
-      spec: { type: b.type, evaluator: b.evaluator, config: b.config },
-    }),
+    create: {
+      body: evaluationCreateBody,
+      toObject: (b) => ({
+        apiVersion: API_VERSION,
+        kind: 'Evaluation',
+        metadata: { name: b.name },
+        spec: { type: b.type, evaluator: b.evaluator, config: b.config },
+      }),
+    },
   });
 
   route(
@@ -44,15 +48,10 @@ export function mountEvaluationRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
     }),
     async (c) => {
       const { namespace, name } = c.req.valid('param');
-      try {
-        const updated = await deps.writer.mergePatch(infoOf(evaluationKind), namespace, name, {
-          spec: { cancel: true },
-        });
-        await settle(deps, 'evaluations', namespace, updated);
-        return c.json(presentable(updated), 200);
-      } catch (err) {
-        return sendKubeError(c, err, 'cancel Evaluation');
-      }
+      const cancel = { type: 'merge' as const, patch: { spec: { cancel: true } } };
+      const updated = await deps.client.patch(EVALUATION, { namespace, name }, cancel);
+      await settle(deps, EVALUATION, namespace, updated);
+      return c.json(presentable(updated), 200);
     },
   );
 }

@@ -1,76 +1,98 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { stringify } from 'yaml';
-import { Discovery, resourcePath } from '../../kube/discovery.ts';
-import { rawRequest } from '../../kube/raw.ts';
+import type { AnyOpenAPIHono } from '../../http/index.ts';
+import { KubeError, type KubeStatus } from '../../kube/errors.ts';
+import { type KindRef, kindRef } from '../../kube/kinds.ts';
 import type { GatewayDeps } from '../deps.ts';
-import type { AnyOpenAPIHono } from '../openapi-route.ts';
+import { presentable } from './resources.ts';
+
+interface Target {
+  group: string;
+  version: string;
+  kind: string;
+  name?: string;
+  namespace: string;
+}
 
 /**
  * `/v1/resources/api/{version}/{kind}[/{name}]` and `/v1/resources/apis/{group}/{version}/{kind}[/{name}]`:
- * any kind found by discovery (CRDs included), namespaced access first, then cluster-scoped; the
- * API server's own `Status` is passed through when both fail. `{kind}` may be the Kind (`Pod`),
- * its lower case, or the resource plural (`pods`).
+ * any kind the scheme or discovery knows (CRDs included), namespaced access first, then
+ * cluster-scoped; the API server's own `Status` is passed through when both fail. `{kind}` may be
+ * the Kind (`Pod`), its lower case, or the resource plural (`pods`).
  */
 export function mountGenericRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
-  const discovery = new Discovery(deps.kc);
-  const handle = async (c: Context, group: string, version: string, kind: string, name?: string) => {
-    const apiVersion = group ? `${group}/${version}` : version;
-    const namespace = c.req.query('namespace') || deps.namespace;
-    // Segments become API server paths: anything but plain names is refused before any request.
-    const invalid = invalidSegment({ group, version, kind, name, namespace });
-    if (invalid)
-      return passThroughStatus(c, {
-        status: 400,
-        body: JSON.stringify({
-          kind: 'Status',
-          apiVersion: 'v1',
-          status: 'Failure',
-          reason: 'BadRequest',
-          code: 400,
-          message: invalid,
-        }),
-      });
-    let info: Awaited<ReturnType<Discovery['resource']>>;
-    try {
-      info = await discovery.resource(apiVersion, kind);
-    } catch (err) {
-      return c.json(
-        {
-          kind: 'Status',
-          apiVersion: 'v1',
-          status: 'Failure',
-          reason: 'ServiceUnavailable',
-          code: 503,
-          message: String(err),
-        },
-        503,
-      );
-    }
-    const guess = info ?? { group, version, kind, plural: kind.toLowerCase(), namespaced: true };
-    const attempts = [
-      resourcePath({ ...guess, namespaced: true }, namespace, name),
-      resourcePath({ ...guess, namespaced: false }, undefined, name),
-    ];
-    let last: { status: number; body: string } | undefined;
-    let first: { status: number; body: string } | undefined;
-    for (const path of attempts) {
-      const res = await rawRequest(deps.kc, { path, signal: c.req.raw.signal });
-      if (res.status < 300) return respond(c, res.json<Record<string, unknown>>());
-      first ??= res;
-      last = res;
-    }
-    // Both failed: the attempt that matches the kind's real scope carries the meaningful error.
-    const chosen = info && !info.namespaced ? last : first;
-    return passThroughStatus(c, chosen ?? { status: 404, body: '' });
-  };
-
+  const handle = (c: Context, t: Omit<Target, 'namespace'>) =>
+    read(c, deps, { ...t, namespace: c.req.query('namespace') || deps.namespace });
   app.get('/v1/resources/api/:version/:kind/:name?', (c) =>
-    handle(c, '', c.req.param('version'), c.req.param('kind'), c.req.param('name')),
+    handle(c, {
+      group: '',
+      version: c.req.param('version'),
+      kind: c.req.param('kind'),
+      name: c.req.param('name'),
+    }),
   );
   app.get('/v1/resources/apis/:group/:version/:kind/:name?', (c) =>
-    handle(c, c.req.param('group'), c.req.param('version'), c.req.param('kind'), c.req.param('name')),
+    handle(c, {
+      group: c.req.param('group'),
+      version: c.req.param('version'),
+      kind: c.req.param('kind'),
+      name: c.req.param('name'),
+    }),
   );
 }
+
+async function read(c: Context, deps: GatewayDeps, t: Target): Promise<Response> {
+  // Segments become API server paths: anything but plain names is refused before any request.
+  const invalid = invalidSegment({ ...t });
+  if (invalid) return send(c, failure(400, 'BadRequest', invalid), 400);
+  let known: KindRef | undefined;
+  try {
+    known = await deps.client.resolve(t.group ? `${t.group}/${t.version}` : t.version, t.kind);
+  } catch (err) {
+    return send(c, failure(503, 'ServiceUnavailable', String(err)), 503);
+  }
+  // An unknown kind is still tried, as a plural, so the API server's own 404 is what the caller sees.
+  const ref = known ?? kindRef({ ...t, plural: t.kind.toLowerCase(), namespaced: true });
+  const failures: KubeError[] = [];
+  for (const namespaced of [true, false]) {
+    try {
+      return send(c, await fetchObject(c, deps, { ...ref, namespaced }, t), 200);
+    } catch (err) {
+      if (!(err instanceof KubeError)) throw err;
+      failures.push(err);
+    }
+  }
+  // Both failed: the attempt that matches the kind's real scope carries the meaningful error.
+  const chosen = (known && !known.namespaced ? failures[1] : failures[0]) as KubeError;
+  return send(c, chosen.status, chosen.code);
+}
+
+/**
+ * One object or a list, in the target's namespace when `ref` is namespaced. Lists come in the API
+ * server's order (namespace, then name) even when the informer cache answers.
+ */
+async function fetchObject(c: Context, deps: GatewayDeps, ref: KindRef, t: Target): Promise<object> {
+  const signal = c.req.raw.signal;
+  const namespace = ref.namespaced ? t.namespace : undefined;
+  if (t.name) return presentable(await deps.client.get(ref, { namespace, name: t.name }, { signal }));
+  const list = await deps.client.list(ref, { namespace, signal });
+  return { ...list, items: list.items.map(presentable).sort(byKey) };
+}
+
+const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+const byKey = (a: KubernetesObject, b: KubernetesObject) =>
+  keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0;
+
+const failure = (code: number, reason: string, message: string): KubeStatus => ({
+  kind: 'Status',
+  apiVersion: 'v1',
+  status: 'Failure',
+  reason,
+  code,
+  message,
+});
 
 const SEGMENT: Record<string, RegExp> = {
   group: /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/,
@@ -91,36 +113,10 @@ function invalidSegment(parts: Record<string, string | undefined>): string | und
   return undefined;
 }
 
-function wantsYaml(c: Context): boolean {
-  const accept = c.req.header('accept') ?? '';
-  return /application\/(x-)?yaml|text\/yaml/.test(accept);
+/** JSON, or YAML when the client asks for it (kubectl-style tooling). */
+function send(c: Context, body: object, code: number): Response {
+  const status = (code >= 400 && code < 600 ? code : code === 200 ? 200 : 502) as ContentfulStatusCode;
+  if (/application\/(x-)?yaml|text\/yaml/.test(c.req.header('accept') ?? ''))
+    return c.body(stringify(body), status, { 'content-type': 'application/yaml' });
+  return c.json(body, status);
 }
-
-function respond(c: Context, obj: Record<string, unknown>, status: 200 | 404 | 403 | 500 = 200) {
-  const meta = obj.metadata as Record<string, unknown> | undefined;
-  if (meta) delete meta.managedFields;
-  if (Array.isArray(obj.items))
-    for (const i of obj.items) delete (i as { metadata?: Record<string, unknown> }).metadata?.managedFields;
-  if (wantsYaml(c)) return c.body(stringify(obj), status, { 'content-type': 'application/yaml' });
-  return c.json(obj, status);
-}
-
-function passThroughStatus(c: Context, res: { status: number; body: string }) {
-  let status: Record<string, unknown>;
-  try {
-    status = JSON.parse(res.body) as Record<string, unknown>;
-  } catch {
-    status = {
-      kind: 'Status',
-      apiVersion: 'v1',
-      status: 'Failure',
-      code: res.status,
-      message: res.body || `HTTP ${res.status}`,
-    };
-  }
-  const code = res.status >= 400 && res.status < 600 ? res.status : 502;
-  if (wantsYaml(c)) return c.body(stringify(status), code as 404, { 'content-type': 'application/yaml' });
-  return c.json(status, code as 404);
-}
-
-export { resourcePath };

@@ -1,11 +1,16 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
+import { type AnyOpenAPIHono, route } from '../../http/index.ts';
+import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
 import type { GatewayDeps } from '../deps.ts';
-import { sendKubeError } from '../errors.ts';
-import { type AnyOpenAPIHono, route } from '../openapi-route.ts';
 import { errorResponses } from './resource-schemas.ts';
 
-const nsInfo = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
+/** Namespaces as the API server sends them (raw JSON: timestamps are strings). */
+interface Namespace {
+  metadata?: { name?: string; creationTimestamp?: string };
+  status?: { phase?: string };
+}
+const NAMESPACE = CoreKinds.Namespace as KindRef<Namespace>;
 const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
 
 export function mountNamespaceRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
@@ -35,22 +40,13 @@ export function mountNamespaceRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
       },
     }),
     async (c) => {
-      try {
-        const list = await deps.writer.send<{
-          items: Array<{
-            metadata?: { name?: string; creationTimestamp?: string };
-            status?: { phase?: string };
-          }>;
-        }>('GET', '/api/v1/namespaces');
-        const items = list.items.map((n) => ({
-          name: n.metadata?.name ?? '',
-          phase: n.status?.phase,
-          creationTimestamp: n.metadata?.creationTimestamp,
-        }));
-        return c.json({ items, count: items.length }, 200);
-      } catch (err) {
-        return sendKubeError(c, err, 'list namespaces');
-      }
+      const list = await deps.client.list(NAMESPACE);
+      const items = list.items.map((n) => ({
+        name: n.metadata?.name ?? '',
+        phase: n.status?.phase,
+        creationTimestamp: n.metadata?.creationTimestamp,
+      }));
+      return c.json({ items, count: items.length }, 200);
     },
   );
 
@@ -81,16 +77,12 @@ export function mountNamespaceRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
       },
     }),
     async (c) => {
-      try {
-        const created = await deps.writer.create(nsInfo, '', {
-          apiVersion: 'v1',
-          kind: 'Namespace',
-          metadata: { name: c.req.valid('json').name },
-        });
-        return c.json({ name: created.metadata?.name ?? '' }, 201);
-      } catch (err) {
-        return sendKubeError(c, err, 'create namespace');
-      }
+      const created = await deps.client.create(NAMESPACE, {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name: c.req.valid('json').name },
+      });
+      return c.json({ name: created.metadata?.name ?? '' }, 201);
     },
   );
 
@@ -123,7 +115,7 @@ export function mountNamespaceRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
         {
           namespace: namespace ?? deps.namespace,
           instanceNamespace: deps.namespace,
-          cluster: deps.kc.getCurrentCluster()?.server,
+          cluster: deps.cluster,
           version: deps.version,
           broker: !!deps.brokerUrl,
         },

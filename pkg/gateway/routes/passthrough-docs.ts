@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import type { AnyOpenAPIHono } from '../openapi-route.ts';
+import type { AnyOpenAPIHono } from '../../http/index.ts';
 
 /**
  * OpenAPI entries of the routes whose handlers are plain Hono routes because they pass bodies

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { objectMetaSchema } from '../../api/index.ts';
+import { errorEnvelopeSchema, issuesSchema } from '../../http/index.ts';
 
 /** `{name?, metadata?, spec}`: flat `name` or Kubernetes-style metadata; one of them names the object. */
 export function createBody(spec: z.ZodType) {
@@ -42,27 +43,21 @@ export const itemParams = nsParams.extend({
   name: z.string().max(253).regex(DNS_SUBDOMAIN, 'must be an object name (DNS subdomain)'),
 });
 
-export const errorEnvelope = z.object({
-  error: z.object({
-    code: z.string(),
-    message: z.string(),
-    requestId: z.string().optional(),
-    details: z
-      .object({
-        causes: z
-          .array(
-            z.object({
-              field: z.string().optional(),
-              reason: z.string().optional(),
-              message: z.string().optional(),
-            }),
-          )
-          .optional(),
-        issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-      })
+/** The envelope with what kube-error-mapper.ts adds: the API server's field `causes`. */
+export const errorEnvelope = errorEnvelopeSchema(
+  z.object({
+    causes: z
+      .array(
+        z.object({
+          field: z.string().optional(),
+          reason: z.string().optional(),
+          message: z.string().optional(),
+        }),
+      )
       .optional(),
+    issues: issuesSchema.optional(),
   }),
-});
+);
 const err = (description: string) => ({
   description,
   content: { 'application/json': { schema: errorEnvelope } },

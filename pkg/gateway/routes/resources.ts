@@ -2,13 +2,12 @@ import { createRoute } from '@hono/zod-openapi';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { API_VERSION, GROUP, type KindDef, VERSION } from '../../api/index.ts';
-import type { ApiResourceInfo } from '../../kube/discovery.ts';
+import { API_VERSION, type KindDef, refOf } from '../../api/index.ts';
+import { type AnyOpenAPIHono, HttpError, route } from '../../http/index.ts';
+import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { GatewayDeps } from '../deps.ts';
-import { sendError, sendKubeError } from '../errors.ts';
 import { byName, type ListBody, ListBodyCache, listBody } from '../list-body-cache.ts';
-import { type AnyOpenAPIHono, route } from '../openapi-route.ts';
-import { cached, getObject, listObjects, settle } from '../reads.ts';
+import { cached, settle } from '../reads.ts';
 import {
   createBody,
   errorResponses,
@@ -22,35 +21,51 @@ import {
 
 const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
 
-export function infoOf(def: KindDef): ApiResourceInfo {
-  return { group: GROUP, version: VERSION, kind: def.kind, plural: def.plural, namespaced: true };
-}
-
 /** Strips server-managed noise so list/get responses stay readable and small. */
 export function presentable(obj: KubernetesObject): KubernetesObject {
   const { managedFields: _m, ...metadata } = (obj.metadata ?? {}) as Record<string, unknown>;
   return { ...obj, metadata } as KubernetesObject;
 }
 
-/** GET/POST on the collection and GET/PUT/PATCH/DELETE on items of one berth.dev kind. */
-export function mountResourceRoutes(
-  app: AnyOpenAPIHono,
-  deps: GatewayDeps,
-  def: KindDef,
-  opts: { createBody?: z.ZodType; toObject?: (body: never) => KubernetesObject } = {},
-) {
-  const info = infoOf(def);
-  const lists = new ListBodyCache();
-  const base = `/v1/namespaces/{namespace}/${def.plural}`;
-  const tags = [def.kind];
-  const toObject =
-    opts.toObject ??
-    ((b: { name?: string; metadata?: Record<string, unknown>; spec: unknown }) => ({
+/** The 404 of an object that is not there (or not shown here). */
+export const notFound = (kind: string, namespace: string, name: string) =>
+  new HttpError(404, 'not_found', `${kind} ${namespace}/${name} not found`);
+
+/** How a kind's POST body becomes the object to create. */
+export interface CreateStep<B> {
+  body: z.ZodType<B>;
+  toObject: (body: B) => KubernetesObject;
+}
+
+type DefaultBody = { name?: string; metadata?: Record<string, unknown>; spec: unknown };
+
+/** `{name?, metadata?, spec}`: a Kubernetes-shaped body, name flat or in metadata. */
+function defaultCreate(def: KindDef): CreateStep<DefaultBody> {
+  return {
+    body: createBody(def.spec),
+    toObject: (b) => ({
       apiVersion: API_VERSION,
       kind: def.kind,
       metadata: { ...b.metadata, ...(b.name ? { name: b.name } : {}) },
       spec: b.spec,
-    }));
+    }),
+  };
+}
+
+/**
+ * GET/POST on the collection and GET/PUT/PATCH/DELETE on items of one berth.dev kind. Kubernetes
+ * failures propagate as KubeErrors to the app's error handler (kube-error-mapper.ts).
+ */
+export function mountResourceRoutes<B>(
+  app: AnyOpenAPIHono,
+  deps: GatewayDeps,
+  def: KindDef,
+  opts: { create?: CreateStep<B> } = {},
+) {
+  const ref = refOf<KubernetesObject>(def);
+  const lists = new ListBodyCache();
+  const base = `/v1/namespaces/{namespace}/${def.plural}`;
+  const tags = [def.kind];
 
   route(
     app,
@@ -66,47 +81,18 @@ export function mountResourceRoutes(
     }),
     async (c) => {
       const { namespace } = c.req.valid('param');
-      try {
-        const objects = await listObjects(deps, info, namespace);
-        const render = (objs: KubernetesObject[]) => renderList([...objs].sort(byName));
-        // Only cache-backed lists keep their references between requests.
-        const body = cached(deps, def.plural, namespace)
-          ? lists.body(namespace, objects, render)
-          : listBody(render(objects));
-        return sendListBody(c, body);
-      } catch (err) {
-        return sendKubeError(c, err, `list ${def.kind}`);
-      }
+      const { items: objects } = await deps.client.list(ref, { namespace });
+      const render = (objs: KubernetesObject[]) => renderList([...objs].sort(byName));
+      // Only cache-backed lists keep their references between requests.
+      const body = cached(deps, ref, namespace)
+        ? lists.body(namespace, objects, render)
+        : listBody(render(objects));
+      return sendListBody(c, body);
     },
   );
 
-  route(
-    app,
-    createRoute({
-      method: 'post',
-      path: base,
-      tags,
-      request: {
-        params: nsParams,
-        body: { required: true, content: json(opts.createBody ?? createBody(def.spec)) },
-      },
-      responses: { 201: { description: 'Created', content: json(objectResponse) }, ...errorResponses },
-    }),
-    async (c) => {
-      const { namespace } = c.req.valid('param');
-      const obj = toObject(c.req.valid('json') as never);
-      try {
-        const created = await deps.writer.create(info, namespace, {
-          ...obj,
-          metadata: { ...obj.metadata, namespace },
-        });
-        await settle(deps, def.plural, namespace, created);
-        return c.json(presentable(created), 201);
-      } catch (err) {
-        return sendKubeError(c, err, `create ${def.kind}`);
-      }
-    },
-  );
+  if (opts.create) mountCreateRoute(app, deps, def, opts.create);
+  else mountCreateRoute(app, deps, def, defaultCreate(def));
 
   route(
     app,
@@ -123,13 +109,9 @@ export function mountResourceRoutes(
     }),
     async (c) => {
       const { namespace, name } = c.req.valid('param');
-      try {
-        const obj = await getObject(deps, info, namespace, name);
-        if (!obj) return sendError(c, 404, 'not_found', `${def.kind} ${namespace}/${name} not found`);
-        return c.json(presentable(obj), 200);
-      } catch (err) {
-        return sendKubeError(c, err, `get ${def.kind}`);
-      }
+      const obj = await ignoreNotFound(deps.client.get(ref, { namespace, name }));
+      if (!obj) throw notFound(def.kind, namespace, name);
+      return c.json(presentable(obj), 200);
     },
   );
 
@@ -145,31 +127,27 @@ export function mountResourceRoutes(
     async (c) => {
       const { namespace, name } = c.req.valid('param');
       const body = c.req.valid('json') as { metadata?: Record<string, unknown>; spec: unknown };
-      try {
-        const current = await getObject(deps, info, namespace, name);
-        if (!current) return sendError(c, 404, 'not_found', `${def.kind} ${namespace}/${name} not found`);
-        // PUT replaces the spec; labels/annotations come from the body when given, else are kept.
-        // A resourceVersion in the body makes it a compare-and-swap (409 when stale).
-        const { managedFields: _m, ...kept } = current.metadata ?? {};
-        const metadata = {
-          ...kept,
-          ...body.metadata,
-          name,
-          namespace,
-          resourceVersion:
-            (body.metadata?.resourceVersion as string | undefined) ?? current.metadata?.resourceVersion,
-        };
-        const updated = await deps.writer.replace(info, namespace, name, {
-          apiVersion: API_VERSION,
-          kind: def.kind,
-          metadata,
-          spec: body.spec,
-        } as KubernetesObject);
-        await settle(deps, def.plural, namespace, updated);
-        return c.json(presentable(updated), 200);
-      } catch (err) {
-        return sendKubeError(c, err, `replace ${def.kind}`);
-      }
+      const current = await ignoreNotFound(deps.client.get(ref, { namespace, name }));
+      if (!current) throw notFound(def.kind, namespace, name);
+      // PUT replaces the spec; labels/annotations come from the body when given, else are kept.
+      // A resourceVersion in the body makes it a compare-and-swap (409 when stale).
+      const { managedFields: _m, ...kept } = current.metadata ?? {};
+      const metadata = {
+        ...kept,
+        ...body.metadata,
+        name,
+        namespace,
+        resourceVersion:
+          (body.metadata?.resourceVersion as string | undefined) ?? current.metadata?.resourceVersion,
+      };
+      const updated = await deps.client.replace(ref, {
+        apiVersion: API_VERSION,
+        kind: def.kind,
+        metadata,
+        spec: body.spec,
+      } as KubernetesObject);
+      await settle(deps, ref, namespace, updated);
+      return c.json(presentable(updated), 200);
     },
   );
 
@@ -184,13 +162,10 @@ export function mountResourceRoutes(
     }),
     async (c) => {
       const { namespace, name } = c.req.valid('param');
-      try {
-        const updated = await deps.writer.mergePatch(info, namespace, name, c.req.valid('json'));
-        await settle(deps, def.plural, namespace, updated);
-        return c.json(presentable(updated), 200);
-      } catch (err) {
-        return sendKubeError(c, err, `patch ${def.kind}`);
-      }
+      const patch = { type: 'merge' as const, patch: c.req.valid('json') };
+      const updated = await deps.client.patch(ref, { namespace, name }, patch);
+      await settle(deps, ref, namespace, updated);
+      return c.json(presentable(updated), 200);
     },
   );
 
@@ -209,13 +184,30 @@ export function mountResourceRoutes(
     }),
     async (c) => {
       const { namespace, name } = c.req.valid('param');
-      try {
-        const res = await deps.writer.remove(info, namespace, name);
-        await settle(deps, def.plural, namespace, res, { deleted: true, name });
-        return c.json(presentable(res), 200);
-      } catch (err) {
-        return sendKubeError(c, err, `delete ${def.kind}`);
-      }
+      const res = await deps.client.delete(ref, { namespace, name });
+      await settle(deps, ref, namespace, res, { deleted: true, name });
+      return c.json(presentable(res), 200);
+    },
+  );
+}
+
+function mountCreateRoute<B>(app: AnyOpenAPIHono, deps: GatewayDeps, def: KindDef, step: CreateStep<B>) {
+  const ref = refOf<KubernetesObject>(def);
+  route(
+    app,
+    createRoute({
+      method: 'post',
+      path: `/v1/namespaces/{namespace}/${def.plural}`,
+      tags: [def.kind],
+      request: { params: nsParams, body: { required: true, content: json(step.body) } },
+      responses: { 201: { description: 'Created', content: json(objectResponse) }, ...errorResponses },
+    }),
+    async (c) => {
+      const { namespace } = c.req.valid('param');
+      const obj = step.toObject(c.req.valid('json'));
+      const created = await deps.client.create(ref, { ...obj, metadata: { ...obj.metadata, namespace } });
+      await settle(deps, ref, namespace, created);
+      return c.json(presentable(created), 201);
     },
   );
 }

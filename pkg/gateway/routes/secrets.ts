@@ -2,20 +2,15 @@ import { createRoute } from '@hono/zod-openapi';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { API_KEY_SECRET_TYPE, objectMetaSchema } from '../../api/index.ts';
-import type { ApiResourceInfo } from '../../kube/discovery.ts';
+import { type AnyOpenAPIHono, HttpError, route } from '../../http/index.ts';
+import { ignoreNotFound } from '../../kube/client/helpers.ts';
+import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
 import type { GatewayDeps } from '../deps.ts';
-import { sendError, sendKubeError } from '../errors.ts';
-import { type AnyOpenAPIHono, route } from '../openapi-route.ts';
-import { getObject, listObjects, settle } from '../reads.ts';
+import { settle } from '../reads.ts';
 import { errorResponses, itemParams, nsParams } from './resource-schemas.ts';
+import { notFound } from './resources.ts';
 
-const info: ApiResourceInfo = {
-  group: '',
-  version: 'v1',
-  kind: 'Secret',
-  plural: 'secrets',
-  namespaced: true,
-};
+const SECRET: KindRef<V1Secret> = CoreKinds.Secret;
 // kubectl's last-applied annotation holds the values of an applied Secret.
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
@@ -86,15 +81,11 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
     }),
     async (c) => {
       const { namespace } = c.req.valid('param');
-      try {
-        const items = ((await listObjects(deps, info, namespace)) as V1Secret[])
-          .filter(visible)
-          .map(secretMetadataOnly)
-          .sort((a, b) => String(a.metadata.name).localeCompare(String(b.metadata.name)));
-        return c.json({ items, count: items.length }, 200);
-      } catch (err) {
-        return sendKubeError(c, err, 'list Secret');
-      }
+      const items = (await deps.client.list(SECRET, { namespace })).items
+        .filter(visible)
+        .map(secretMetadataOnly)
+        .sort((a, b) => String(a.metadata.name).localeCompare(String(b.metadata.name)));
+      return c.json({ items, count: items.length }, 200);
     },
   );
 
@@ -111,29 +102,24 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
       const { namespace } = c.req.valid('param');
       const b = c.req.valid('json');
       const name = b.name ?? b.metadata?.name;
-      if (!name) return sendError(c, 400, 'invalid', 'name (or metadata.name) is required');
+      if (!name) throw new HttpError(400, 'invalid', 'name (or metadata.name) is required');
       if (b.type === API_KEY_SECRET_TYPE)
-        return sendError(
-          c,
+        throw new HttpError(
           400,
           'invalid',
           `secrets of type ${API_KEY_SECRET_TYPE} are created through /v1/api-keys`,
         );
-      try {
-        const obj = {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: { ...b.metadata, name, namespace },
-          type: b.type ?? 'Opaque',
-          data: b.data,
-          stringData: b.stringData,
-        };
-        const created = (await deps.writer.create(info, namespace, obj as KubernetesObject)) as V1Secret;
-        await settle(deps, 'secrets', namespace, created);
-        return c.json(secretMetadataOnly(created), 201);
-      } catch (err) {
-        return sendKubeError(c, err, 'create Secret');
-      }
+      const obj = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { ...b.metadata, name, namespace },
+        type: b.type ?? 'Opaque',
+        data: b.data,
+        stringData: b.stringData,
+      };
+      const created = await deps.client.create(SECRET, obj as V1Secret);
+      await settle(deps, SECRET, namespace, created);
+      return c.json(secretMetadataOnly(created), 201);
     },
   );
 
@@ -152,13 +138,9 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
     }),
     async (c) => {
       const { namespace, name } = c.req.valid('param');
-      try {
-        const s = (await getObject(deps, info, namespace, name)) as V1Secret | undefined;
-        if (!s || !visible(s)) return sendError(c, 404, 'not_found', `Secret ${namespace}/${name} not found`);
-        return c.json(secretMetadataOnly(s), 200);
-      } catch (err) {
-        return sendKubeError(c, err, 'get Secret');
-      }
+      const s = await ignoreNotFound(deps.client.get(SECRET, { namespace, name }));
+      if (!s || !visible(s)) throw notFound('Secret', namespace, name);
+      return c.json(secretMetadataOnly(s), 200);
     },
   );
 
@@ -178,32 +160,27 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
       async (c) => {
         const { namespace, name } = c.req.valid('param');
         const b = c.req.valid('json');
-        try {
-          const current = await getObject(deps, info, namespace, name);
-          if (!current || managedElsewhere(current))
-            return sendError(c, 404, 'not_found', `Secret ${namespace}/${name} not found`);
-          // PUT replaces all values; PATCH merges the given keys into the existing ones.
-          const patch =
-            method === 'put'
-              ? { metadata: b.metadata, data: b.data ?? {}, stringData: b.stringData }
-              : { metadata: b.metadata, data: b.data, stringData: b.stringData };
-          const updated = (
-            method === 'put'
-              ? await deps.writer.replace(info, namespace, name, {
-                  apiVersion: 'v1',
-                  kind: 'Secret',
-                  type: (current as V1Secret).type,
-                  data: patch.data,
-                  stringData: patch.stringData,
-                  metadata: { ...replaceableMeta(current), ...b.metadata, name, namespace },
-                } as KubernetesObject)
-              : await deps.writer.mergePatch(info, namespace, name, patch)
-          ) as V1Secret;
-          await settle(deps, 'secrets', namespace, updated);
-          return c.json(secretMetadataOnly(updated), 200);
-        } catch (err) {
-          return sendKubeError(c, err, `${method} Secret`);
-        }
+        const current = await ignoreNotFound(deps.client.get(SECRET, { namespace, name }));
+        if (!current || managedElsewhere(current)) throw notFound('Secret', namespace, name);
+        // PUT replaces all values; PATCH merges the given keys into the existing ones.
+        const patch =
+          method === 'put'
+            ? { metadata: b.metadata, data: b.data ?? {}, stringData: b.stringData }
+            : { metadata: b.metadata, data: b.data, stringData: b.stringData };
+        const updated = (
+          method === 'put'
+            ? await deps.client.replace(SECRET, {
+                apiVersion: 'v1',
+                kind: 'Secret',
+                type: (current as V1Secret).type,
+                data: patch.data,
+                stringData: patch.stringData,
+                metadata: { ...replaceableMeta(current), ...b.metadata, name, namespace },
+              } as KubernetesObject)
+            : await deps.client.patch(SECRET, { namespace, name }, { type: 'merge', patch })
+        ) as V1Secret;
+        await settle(deps, SECRET, namespace, updated);
+        return c.json(secretMetadataOnly(updated), 200);
       },
     );
   update('put');
@@ -220,15 +197,11 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
     }),
     async (c) => {
       const { namespace, name } = c.req.valid('param');
-      try {
-        if (managedElsewhere(await getObject(deps, info, namespace, name)))
-          return sendError(c, 404, 'not_found', `Secret ${namespace}/${name} not found`);
-        const res = await deps.writer.remove(info, namespace, name);
-        await settle(deps, 'secrets', namespace, res, { deleted: true, name });
-        return c.body(null, 204);
-      } catch (err) {
-        return sendKubeError(c, err, 'delete Secret');
-      }
+      if (managedElsewhere(await ignoreNotFound(deps.client.get(SECRET, { namespace, name }))))
+        throw notFound('Secret', namespace, name);
+      const res = await deps.client.delete(SECRET, { namespace, name });
+      await settle(deps, SECRET, namespace, res, { deleted: true, name });
+      return c.body(null, 204);
     },
   );
 }

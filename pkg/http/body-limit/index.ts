@@ -1,17 +1,26 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, Env, MiddlewareHandler } from 'hono';
+import { sendError } from '../errors/envelope.ts';
 
-const FLAG = 'bodyTooLarge';
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** Set (to the limit message) once this request's body went over the cap. */
+    bodyTooLarge: string;
+  }
+}
+
+const tooLarge = (c: Context, message: string) => sendError(c, 413, 'payload_too_large', message);
 
 /**
  * Request body cap. A declared `content-length` over the cap is refused at once; a chunked body is
  * counted as it streams (never buffered here, so NDJSON ingest still sees lines as they arrive) and
  * its stream fails once past the cap. The failure is flagged on the context so the error handler
- * answers 413 whichever reader tripped over it.
+ * answers 413 whichever reader tripped over it. The answer is the shared envelope unless
+ * `onTooLarge` renders another.
  */
 export function bodyLimit(
   maxBytes: number,
-  onTooLarge: (c: Context, message: string) => Response,
-): MiddlewareHandler {
+  onTooLarge: (c: Context, message: string) => Response = tooLarge,
+): MiddlewareHandler<Env> {
   return async (c, next) => {
     // Headers first: touching `raw.body` makes @hono/node-server build a full web Request and
     // stream, which costs more than the rest of a small JSON request (see docs/broker.md).
@@ -30,7 +39,7 @@ export function bodyLimit(
         transform(chunk, controller) {
           seen += chunk.byteLength;
           if (seen > maxBytes) {
-            c.set(FLAG as never, message as never);
+            c.set('bodyTooLarge', message);
             controller.error(new BodyTooLargeError(message));
             return;
           }
@@ -52,6 +61,6 @@ export class BodyTooLargeError extends Error {
 }
 
 /** The limit message when this request's body went over the cap, else undefined. */
-export function bodyTooLarge(c: Context): string | undefined {
-  return c.get(FLAG as never) as string | undefined;
+export function bodyTooLarge(c: Context<Env>): string | undefined {
+  return c.get('bodyTooLarge');
 }

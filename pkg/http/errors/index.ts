@@ -1,30 +1,19 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../../log/index.ts';
 import { bodyTooLarge } from '../body-limit/index.ts';
 import { requestIdOf } from '../request-id/index.ts';
+import { type ErrorMapper, type ErrorRenderer, HttpError, renderEnvelope, sendError } from './envelope.ts';
 
-/** The shared error envelope of the broker and `/v1`: `{error: {code, message, requestId, details?}}`. */
-export interface ErrorBody {
-  error: { code: string; message: string; requestId?: string; details?: unknown };
-}
-
-export function errorBody(c: Context, code: string, message: string, details?: unknown): ErrorBody {
-  return {
-    error: { code, message, requestId: requestIdOf(c), ...(details === undefined ? {} : { details }) },
-  };
-}
-
-export function sendError(
-  c: Context,
-  status: ContentfulStatusCode,
-  code: string,
-  message: string,
-  details?: unknown,
-): Response {
-  return c.json(errorBody(c, code, message, details), status);
-}
+export {
+  type ErrorBody,
+  type ErrorMapper,
+  type ErrorRenderer,
+  errorBody,
+  HttpError,
+  renderEnvelope,
+  sendError,
+} from './envelope.ts';
 
 interface IssueLike {
   path: PropertyKey[];
@@ -69,26 +58,59 @@ export function validationHook(
   return sendError(c, 400, 'invalid_request', `invalid request: ${summary}`, { issues });
 }
 
+export interface ErrorHandlerOptions {
+  /** Asked in order for errors that are not HttpErrors; the first answer wins. */
+  mappers?: ErrorMapper[];
+  /** The response shape; the envelope by default. */
+  render?: ErrorRenderer;
+}
+
 /**
- * `app.onError`: client faults keep their 4xx (a body over the limit surfaces as a read failure
- * inside the JSON validator, so the body-limit flag is checked first); anything else is a 500 whose
- * details stay in the log, tied to the request id.
+ * `app.onError`, the one place a thrown error becomes a response: handlers throw (HttpError, or
+ * what a mapper knows, e.g. a KubeError) and never catch only to report. Client faults keep their
+ * 4xx (a body over the limit surfaces as a read failure inside whatever read it, so the body-limit
+ * flag is checked first); anything unknown is a 500 whose details stay in the log, tied to the
+ * request id.
  */
-export function errorHandler(logger: Logger): ErrorHandler {
+export function errorHandler(logger: Logger, opts: ErrorHandlerOptions = {}): ErrorHandler {
+  const mappers = opts.mappers ?? [];
+  const render = opts.render ?? renderEnvelope;
   return (err, c) => {
-    if (bodyTooLarge(c)) return sendError(c, 413, 'payload_too_large', bodyTooLarge(c) as string);
-    if (err instanceof HTTPException && err.status < 500) {
-      const code = err.message.startsWith('Malformed JSON') ? 'invalid_json' : 'invalid_request';
-      return sendError(c, err.status, code, err.message || 'invalid request');
+    const known = classify(err, c, mappers);
+    const where = { method: c.req.method, path: c.req.path, requestId: requestIdOf(c) };
+    if (!known) {
+      logger.error({ err, ...where }, 'unhandled error');
+      return render(
+        c,
+        new HttpError(500, 'internal', 'internal error; see the server log with this request id'),
+      );
     }
-    if (err instanceof SyntaxError)
-      return sendError(c, 400, 'invalid_json', `malformed JSON: ${err.message}`);
-    logger.error(
-      { err, method: c.req.method, path: c.req.path, requestId: requestIdOf(c) },
-      'unhandled error',
-    );
-    return sendError(c, 500, 'internal', 'internal error; see the server log with this request id');
+    // A 5xx the code knows (an upstream that is down, a query that failed) is for operators to see,
+    // but it is not a bug: warn, with what failed and no stack.
+    if (known.status >= 500)
+      logger.warn(
+        { status: known.status, code: known.code, reason: err.message, error: err.name, ...where },
+        'request failed',
+      );
+    return render(c, known);
   };
+}
+
+function classify(err: Error, c: Context, mappers: ErrorMapper[]): HttpError | undefined {
+  const tooLarge = bodyTooLarge(c);
+  if (tooLarge) return new HttpError(413, 'payload_too_large', tooLarge);
+  if (err instanceof HttpError) return err;
+  for (const map of mappers) {
+    const mapped = map(err);
+    if (mapped) return mapped;
+  }
+  if (err instanceof HTTPException && err.status < 500) {
+    // Hono's JSON validator says "Malformed JSON in request body"; a hand-parsed body throws SyntaxError.
+    const code = err.message.startsWith('Malformed JSON') ? 'invalid_json' : 'invalid_request';
+    return new HttpError(err.status, code, err.message || 'invalid request');
+  }
+  if (err instanceof SyntaxError) return new HttpError(400, 'invalid_json', `malformed JSON: ${err.message}`);
+  return undefined;
 }
 
 export const notFoundHandler: NotFoundHandler = (c) =>

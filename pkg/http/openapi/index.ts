@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { OpenAPIHono, RouteConfig, RouteHandler } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { validationHook } from '../errors/index.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: routes mount on apps with any Env
@@ -47,6 +47,26 @@ export function jsonBodyRoute<S extends z.ZodType>(
   };
   app.on([config.method.toUpperCase()], [config.path], ...middleware, validated);
 }
+
+const issue = z.object({ path: z.string(), message: z.string() });
+
+/**
+ * The error envelope for OpenAPI responses. `details` is what the validation hook fills
+ * (`issues`) unless a surface documents more of its own (the gateway adds Kubernetes `causes`).
+ */
+export function errorEnvelopeSchema(details: z.ZodType = z.object({ issues: z.array(issue).optional() })) {
+  return z.object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      requestId: z.string().optional(),
+      details: details.optional(),
+    }),
+  });
+}
+
+/** `details.issues` as the validation hook fills it, for surfaces that extend `details`. */
+export const issuesSchema = z.array(issue);
 
 const ASSETS = new Map([
   ['swagger-ui.css', 'text/css; charset=utf-8'],

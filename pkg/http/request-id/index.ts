@@ -1,21 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, Env, MiddlewareHandler } from 'hono';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** This request's id: the caller's `x-request-id` when acceptable, else a fresh UUID. */
+    requestId: string;
+  }
+}
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 // A caller's id is kept only when it is short and printable: it lands in logs and response headers.
 const ACCEPTABLE = /^[\w.:@/+=-]{1,128}$/;
 
 /** Takes `x-request-id` from the request (or makes one), exposes it as `requestId`, echoes it back. */
-export function requestId(): MiddlewareHandler {
+export function requestId(): MiddlewareHandler<Env> {
   return async (c, next) => {
     const given = c.req.header(REQUEST_ID_HEADER);
     const id = given && ACCEPTABLE.test(given) ? given : randomUUID();
-    c.set('requestId' as never, id as never);
+    c.set('requestId', id);
     c.header(REQUEST_ID_HEADER, id);
     await next();
   };
 }
 
-export function requestIdOf(c: Context): string | undefined {
-  return (c.get('requestId' as never) as string | undefined) ?? c.req.header(REQUEST_ID_HEADER);
+/** The request id; before (or without) the middleware, the caller's header as given. */
+export function requestIdOf(c: Context<Env>): string | undefined {
+  return c.get('requestId') ?? c.req.header(REQUEST_ID_HEADER);
 }

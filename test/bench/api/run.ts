@@ -11,9 +11,11 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
-import { ApiKeySecretCache } from '../../../pkg/auth/api-keys/secret-cache.ts';
+import { secretSourceFrom, startApiKeyCache } from '../../../pkg/auth/api-keys/secret-cache.ts';
 import { ApiKeyService } from '../../../pkg/auth/api-keys/service.ts';
+import { createClient } from '../../../pkg/kube/client/index.ts';
 import { projectRoot, startControlPlane } from '../../../pkg/kube/controlplane/index.ts';
+import { Scheme } from '../../../pkg/kube/kinds.ts';
 import { rawRequest } from '../../../pkg/kube/raw.ts';
 import { createLogger } from '../../../pkg/log/index.ts';
 import { spawnBerth } from '../../support/process.ts';
@@ -103,12 +105,16 @@ try {
   gw.loadFromFile(cp.kubeconfigPath);
   gw.setCurrentContext('berth-local-gateway');
   const quiet = createLogger({ level: 'silent' });
-  const source = new ApiKeySecretCache({ kc: gw, namespace: ns, logger: quiet });
-  await source.start();
-  const keys = new ApiKeyService({ kc: gw, namespace: ns, source, logger: quiet });
+  const secrets = await startApiKeyCache({ kc: gw, namespace: ns, logger: quiet });
+  const keys = new ApiKeyService({
+    client: createClient({ kc: gw, scheme: new Scheme() }),
+    namespace: ns,
+    source: secretSourceFrom(secrets, ns),
+    logger: quiet,
+  });
   const key = await keys.create({ name: 'bench' });
   await keys.stop();
-  await source.stop();
+  await secrets.stop();
 
   const kubeconfig = join(tmpdir(), `berth-bench-api-${process.pid}`);
   writeFileSync(kubeconfig, gw.exportConfig(), { mode: 0o600 });

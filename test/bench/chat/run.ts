@@ -15,9 +15,11 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import OpenAI from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { API_VERSION } from '../../../pkg/api/index.ts';
+import { API_VERSION, berthScheme } from '../../../pkg/api/index.ts';
 import { applyObject } from '../../../pkg/kube/apply.ts';
+import { createClient } from '../../../pkg/kube/client/index.ts';
 import { projectRoot, startControlPlane } from '../../../pkg/kube/controlplane/index.ts';
+import { CoreKinds } from '../../../pkg/kube/kinds.ts';
 import { spawnBerth } from '../../support/process.ts';
 import { cpuSeconds, pct, platformPids, startFakeModelProcess } from '../support.ts';
 
@@ -85,19 +87,22 @@ const up = spawnBerth(
   { ...process.env, KUBECONFIG: cp.kubeconfigPath, NODE_EXTRA_CA_CERTS: caFile, LOG_LEVEL: 'warn' },
 );
 try {
-  const admin = new KubeConfig();
-  admin.loadFromFile(cp.kubeconfigPath);
-  await admin
-    .makeApiClient((await import('@kubernetes/client-node')).CoreV1Api)
-    .createNamespace({ body: { metadata: { name: NS } } });
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfigPath);
+  const admin = createClient({ kc, scheme: berthScheme() });
+  await admin.create(CoreKinds.Namespace, { metadata: { name: NS } });
   // LOG_LEVEL=warn keeps logging out of the measurement; the banner names the API's address.
   const banner = await up.waitForLine(/API service:\s+http/, 120_000);
   const ready = { api: /API service:\s+(\S+)/.exec(banner)?.[1] as string };
   const apply = (kind: string, name: string, spec: Record<string, unknown>) =>
-    applyObject(admin, { apiVersion: API_VERSION, kind, metadata: { name, namespace: NS }, spec } as never, {
-      fieldManager: 'bench',
-      force: true,
-    });
+    applyObject(
+      admin,
+      { apiVersion: API_VERSION, kind, metadata: { name, namespace: NS }, spec },
+      {
+        fieldManager: 'bench',
+        force: true,
+      },
+    );
   await apply('Model', 'default', { type: 'openai', model: 'bench', baseUrl: fake.url });
   await apply('Agent', 'bench', { prompt: 'You are a benchmark.' });
 

@@ -1,0 +1,85 @@
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import { HttpError, requestId } from '../http/index.ts';
+import { KubeError } from '../kube/errors.ts';
+import { createLogger } from '../log/index.ts';
+import { gatewayErrorHandler, kubeErrorToHttp } from './kube-error-mapper.ts';
+
+/** A route that throws what it is given, behind the API service's error handling. */
+function appThrowing(err: Error) {
+  const app = new Hono();
+  app.use('*', requestId());
+  app.onError(gatewayErrorHandler(createLogger({ level: 'silent' })));
+  app.get('/', () => {
+    throw err;
+  });
+  return app;
+}
+
+async function answer(err: Error) {
+  const res = await appThrowing(err).request('/', { headers: { 'x-request-id': 'k-1' } });
+  return { status: res.status, error: (await res.json()).error };
+}
+
+describe('KubeError → HTTP, in the gateway error handler', () => {
+  it('a conflict thrown by a handler is 409 `conflict` in the envelope', async () => {
+    const { status, error } = await answer(
+      new KubeError(409, 'Conflict', 'replace Agent: the object has been modified'),
+    );
+    expect(status).toBe(409);
+    expect(error).toEqual({
+      code: 'conflict',
+      message: 'replace Agent: the object has been modified',
+      requestId: 'k-1',
+    });
+  });
+
+  it.each([
+    [404, 'NotFound', 'not_found'],
+    [409, 'AlreadyExists', 'already_exists'],
+    [403, 'Forbidden', 'forbidden'],
+    [401, 'Unauthorized', 'unauthorized'],
+    [400, 'BadRequest', 'bad_request'],
+    [410, 'Gone', 'gone'],
+    [429, 'TooManyRequests', 'rate_limited'],
+    [504, 'Timeout', 'timeout'],
+    [503, 'Unavailable', 'kubernetes_unavailable'],
+    [500, 'Unknown', 'kubernetes_error'],
+  ] as const)('%i %s is %i `%s`', async (code, reason, expected) => {
+    const { status, error } = await answer(new KubeError(code, reason, 'x'));
+    expect(status).toBe(code);
+    expect(error.code).toBe(expected);
+  });
+
+  it("an Invalid object is 422 `invalid` with the API server's field causes", async () => {
+    const err = KubeError.fromResponse(
+      422,
+      JSON.stringify({
+        kind: 'Status',
+        reason: 'Invalid',
+        code: 422,
+        message: 'Agent.berth.dev "a" is invalid',
+        details: { causes: [{ field: 'spec.prompt', reason: 'FieldValueRequired', message: 'Required' }] },
+      }),
+      'create Agent',
+    );
+    const { status, error } = await answer(err);
+    expect(status).toBe(422);
+    expect(error.code).toBe('invalid');
+    expect(error.details).toEqual({
+      causes: [{ field: 'spec.prompt', reason: 'FieldValueRequired', message: 'Required' }],
+    });
+  });
+
+  it('a status outside 4xx/5xx (a failure without an HTTP answer) is 502', async () => {
+    expect((await answer(new KubeError(0, 'Unknown', 'socket hang up'))).status).toBe(502);
+  });
+
+  it('leaves other errors to the rest of the handler', async () => {
+    expect(kubeErrorToHttp(new Error('boom'))).toBeUndefined();
+    expect((await answer(new HttpError(404, 'not_found', 'Agent ns/a not found'))).error.code).toBe(
+      'not_found',
+    );
+    expect(await answer(new Error('boom'))).toMatchObject({ status: 500, error: { code: 'internal' } });
+  });
+});
