@@ -2,7 +2,8 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, mediaTypeOf, route, sendError } from '../../http/index.ts';
-import { boolParam, DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
+import { boolParam, DEFAULT_LIMIT, listQueryShape, pageResponse } from '../core/list.ts';
+import { mountPurgeAll } from '../core/purge-route.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
@@ -61,14 +62,7 @@ export function mountChunkRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
         });
       const cursor = q.cursor ?? 0;
       const p = await store.page(q.query, cursor, q.limit ?? DEFAULT_LIMIT);
-      return jsonResponse(
-        listJson(
-          p.items.map((e) => e.json),
-          p.total,
-          p.hasMore,
-          p.items.at(-1)?.seq ?? cursor,
-        ),
-      );
+      return pageResponse(p, (e) => e.json, cursor);
     },
   );
 
@@ -142,17 +136,12 @@ export function mountChunkRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
     },
   );
 
-  route(
-    app,
-    createRoute({
-      method: 'delete',
-      path: '/stream',
-      tags,
-      summary: 'Purge every chunk and stream state (sequences are not reused)',
-      responses: { 200: { description: '{deleted}' } },
-    }),
-    async (c) => c.json({ deleted: await store.purge() }, 200),
-  );
+  mountPurgeAll(app, {
+    path: '/stream',
+    tags,
+    summary: 'Purge every chunk and stream state (sequences are not reused)',
+    purge: () => store.purge(),
+  });
 }
 
 async function ingest(c: Context, deps: BrokerDeps, query: string): Promise<Response> {

@@ -55,3 +55,13 @@ export function listJson(
 export function jsonResponse(body: string, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(body, { status, headers: { 'content-type': 'application/json', ...headers } });
 }
+
+/** A page of a sequence-ordered store as the list envelope; `nextCursor` stays put on an empty page. */
+export function pageResponse<T extends { seq: number }>(
+  page: { items: readonly T[]; total: number; hasMore: boolean },
+  json: (item: T) => string,
+  cursor: number,
+): Response {
+  const items = page.items.map(json);
+  return jsonResponse(listJson(items, page.total, page.hasMore, page.items.at(-1)?.seq ?? cursor));
+}

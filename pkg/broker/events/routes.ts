@@ -3,7 +3,8 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, jsonBodyRoute, route } from '../../http/index.ts';
 import { jsonOnly } from '../core/json-body.ts';
-import { DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
+import { DEFAULT_LIMIT, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
+import { mountPurgeAll } from '../core/purge-route.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
@@ -32,14 +33,7 @@ export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
       });
     const cursor = q.cursor ?? 0;
     const p = await store.page(f, cursor, q.limit ?? DEFAULT_LIMIT);
-    return jsonResponse(
-      listJson(
-        p.items.map((e) => e.json),
-        p.total,
-        p.hasMore,
-        p.items.at(-1)?.seq ?? cursor,
-      ),
-    );
+    return pageResponse(p, (e) => e.json, cursor);
   };
 
   route(
@@ -94,17 +88,12 @@ export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
     [jsonOnly()],
   );
 
-  route(
-    app,
-    createRoute({
-      method: 'delete',
-      path: '/events',
-      tags,
-      summary: 'Purge every event (sessions stay)',
-      responses: { 200: { description: '{deleted}' } },
-    }),
-    async (c) => c.json({ deleted: await store.delete() }, 200),
-  );
+  mountPurgeAll(app, {
+    path: '/events',
+    tags,
+    summary: 'Purge every event (sessions stay)',
+    purge: () => store.delete(),
+  });
 
   route(
     app,

@@ -2,6 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listQueryShape } from '../core/list.ts';
+import { mountPurgeAll } from '../core/purge-route.ts';
 import { serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
@@ -85,15 +86,10 @@ export function mountSessionRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void 
     },
   );
 
-  route(
-    app,
-    createRoute({
-      method: 'delete',
-      path: '/sessions',
-      tags,
-      summary: 'Purge every session (sequences are not reused)',
-      responses: { 200: { description: '{deleted}' } },
-    }),
-    async (c) => c.json({ deleted: await store.purge() }, 200),
-  );
+  mountPurgeAll(app, {
+    path: '/sessions',
+    tags,
+    summary: 'Purge every session (sequences are not reused)',
+    purge: () => store.purge(),
+  });
 }

@@ -1,7 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, route, sendError } from '../../http/index.ts';
-import { DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
+import { DEFAULT_LIMIT, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
+import { mountPurgeAll } from '../core/purge-route.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
@@ -56,9 +57,7 @@ export function mountTraceRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
         });
       const cursor = q.cursor ?? 0;
       const p = await store.list(sid, cursor, q.limit ?? DEFAULT_LIMIT);
-      return jsonResponse(
-        listJson(p.items.map(traceJson), p.total, p.hasMore, p.items.at(-1)?.seq ?? cursor),
-      );
+      return pageResponse(p, traceJson, cursor);
     },
   );
 
@@ -92,15 +91,10 @@ export function mountTraceRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
     },
   );
 
-  route(
-    app,
-    createRoute({
-      method: 'delete',
-      path: '/traces',
-      tags,
-      summary: 'Clear all trace data (sequences are not reused)',
-      responses: { 200: { description: '{deleted}' } },
-    }),
-    async (c) => c.json({ deleted: await store.purge() }, 200),
-  );
+  mountPurgeAll(app, {
+    path: '/traces',
+    tags,
+    summary: 'Clear all trace data (sequences are not reused)',
+    purge: () => store.purge(),
+  });
 }
