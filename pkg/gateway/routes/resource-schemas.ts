@@ -1,3 +1,4 @@
+import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { objectMetaSchema } from '../../api/index.ts';
 import { errorEnvelopeSchema, issuesSchema } from '../../http/index.ts';
@@ -69,3 +70,44 @@ export const errorResponses = {
   409: err('Already exists, or the resourceVersion is stale'),
   422: err('Rejected by the API server (details.causes lists the fields)'),
 };
+
+type Method = 'get' | 'put' | 'patch' | 'delete';
+export type Ok = { status: 200 | 204; description: string; schema?: z.ZodType };
+
+const okResponse = (ok: Ok) => ({
+  [ok.status]: {
+    description: ok.description,
+    ...(ok.schema ? { content: { 'application/json': { schema: ok.schema } } } : {}),
+  },
+});
+
+/** A route on one object (`{namespace}/{name}` checked up front) without a body: reads, deletes. */
+export function itemRoute(o: { method: Method; path: string; tags: string[]; ok: Ok }) {
+  return createRoute({
+    method: o.method,
+    path: o.path,
+    tags: o.tags,
+    request: { params: itemParams },
+    responses: { ...okResponse(o.ok), 400: errorResponses[400], 404: errorResponses[404] },
+  });
+}
+
+/** A write to one object with a JSON body: every error a write can meet is documented. */
+export function itemWriteRoute<B extends z.ZodType>(o: {
+  method: 'put' | 'patch';
+  path: string;
+  tags: string[];
+  body: B;
+  ok: Ok;
+}) {
+  return createRoute({
+    method: o.method,
+    path: o.path,
+    tags: o.tags,
+    request: {
+      params: itemParams,
+      body: { required: true, content: { 'application/json': { schema: o.body } } },
+    },
+    responses: { ...okResponse(o.ok), ...errorResponses },
+  });
+}

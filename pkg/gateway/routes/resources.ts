@@ -8,10 +8,10 @@ import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { byName, type ListBody, ListBodyCache, listBody } from '../list-body-cache.ts';
 import { cached, settle } from '../reads.ts';
+import { itemRoutes } from './item-routes.ts';
 import {
   createBody,
   errorResponses,
-  itemParams,
   listResponse,
   nsParams,
   objectResponse,
@@ -66,6 +66,7 @@ export function mountResourceRoutes<B>(
   const lists = new ListBodyCache();
   const base = `/v1/namespaces/{namespace}/${def.plural}`;
   const tags = [def.kind];
+  const item = itemRoutes(app, `${base}/{name}`, tags);
 
   route(
     app,
@@ -94,39 +95,21 @@ export function mountResourceRoutes<B>(
   if (opts.create) mountCreateRoute(app, deps, def, opts.create);
   else mountCreateRoute(app, deps, def, defaultCreate(def));
 
-  route(
-    app,
-    createRoute({
-      method: 'get',
-      path: `${base}/{name}`,
-      tags,
-      request: { params: itemParams },
-      responses: {
-        200: { description: def.kind, content: json(objectResponse) },
-        400: errorResponses[400],
-        404: errorResponses[404],
-      },
-    }),
-    async (c) => {
-      const { namespace, name } = c.req.valid('param');
+  item.read(
+    'get',
+    { status: 200, description: def.kind, schema: objectResponse },
+    async (c, { namespace, name }) => {
       const obj = await ignoreNotFound(deps.client.get(ref, { namespace, name }));
       if (!obj) throw notFound(def.kind, namespace, name);
       return c.json(presentable(obj), 200);
     },
   );
 
-  route(
-    app,
-    createRoute({
-      method: 'put',
-      path: `${base}/{name}`,
-      tags,
-      request: { params: itemParams, body: { required: true, content: json(replaceBody(def.spec)) } },
-      responses: { 200: { description: 'Replaced', content: json(objectResponse) }, ...errorResponses },
-    }),
-    async (c) => {
-      const { namespace, name } = c.req.valid('param');
-      const body = c.req.valid('json') as { metadata?: Record<string, unknown>; spec: unknown };
+  item.write(
+    'put',
+    replaceBody(def.spec),
+    { status: 200, description: 'Replaced', schema: objectResponse },
+    async (c, { namespace, name }, body) => {
       const current = await ignoreNotFound(deps.client.get(ref, { namespace, name }));
       if (!current) throw notFound(def.kind, namespace, name);
       // PUT replaces the spec; labels/annotations come from the body when given, else are kept.
@@ -151,39 +134,22 @@ export function mountResourceRoutes<B>(
     },
   );
 
-  route(
-    app,
-    createRoute({
-      method: 'patch',
-      path: `${base}/{name}`,
-      tags,
-      request: { params: itemParams, body: { required: true, content: json(patchBody) } },
-      responses: { 200: { description: 'Patched', content: json(objectResponse) }, ...errorResponses },
-    }),
-    async (c) => {
-      const { namespace, name } = c.req.valid('param');
-      const patch = { type: 'merge' as const, patch: c.req.valid('json') };
+  item.write(
+    'patch',
+    patchBody,
+    { status: 200, description: 'Patched', schema: objectResponse },
+    async (c, { namespace, name }, body) => {
+      const patch = { type: 'merge' as const, patch: body };
       const updated = await deps.client.patch(ref, { namespace, name }, patch);
       await settle(deps, ref, namespace, updated);
       return c.json(presentable(updated), 200);
     },
   );
 
-  route(
-    app,
-    createRoute({
-      method: 'delete',
-      path: `${base}/{name}`,
-      tags,
-      request: { params: itemParams },
-      responses: {
-        200: { description: 'Deletion accepted', content: json(objectResponse) },
-        400: errorResponses[400],
-        404: errorResponses[404],
-      },
-    }),
-    async (c) => {
-      const { namespace, name } = c.req.valid('param');
+  item.read(
+    'delete',
+    { status: 200, description: 'Deletion accepted', schema: objectResponse },
+    async (c, { namespace, name }) => {
       const res = await deps.client.delete(ref, { namespace, name });
       await settle(deps, ref, namespace, res, { deleted: true, name });
       return c.json(presentable(res), 200);

@@ -7,7 +7,8 @@ import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { settle } from '../reads.ts';
-import { errorResponses, itemParams, nsParams } from './resource-schemas.ts';
+import { itemRoutes } from './item-routes.ts';
+import { errorResponses, nsParams } from './resource-schemas.ts';
 import { notFound } from './resources.ts';
 
 const SECRET: KindRef<V1Secret> = CoreKinds.Secret;
@@ -64,6 +65,7 @@ function managedElsewhere(s: KubernetesObject | undefined) {
 export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
   const base = '/v1/namespaces/{namespace}/secrets';
   const tags = ['Secret'];
+  const item = itemRoutes(app, `${base}/{name}`, tags);
   route(
     app,
     createRoute({
@@ -123,21 +125,10 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
     },
   );
 
-  route(
-    app,
-    createRoute({
-      method: 'get',
-      path: `${base}/{name}`,
-      tags,
-      request: { params: itemParams },
-      responses: {
-        200: { description: 'Secret metadata and key names', content: json(secretView) },
-        400: errorResponses[400],
-        404: errorResponses[404],
-      },
-    }),
-    async (c) => {
-      const { namespace, name } = c.req.valid('param');
+  item.read(
+    'get',
+    { status: 200, description: 'Secret metadata and key names', schema: secretView },
+    async (c, { namespace, name }) => {
       const s = await ignoreNotFound(deps.client.get(SECRET, { namespace, name }));
       if (!s || !visible(s)) throw notFound('Secret', namespace, name);
       return c.json(secretMetadataOnly(s), 200);
@@ -145,21 +136,11 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
   );
 
   const update = (method: 'put' | 'patch') =>
-    route(
-      app,
-      createRoute({
-        method,
-        path: `${base}/{name}`,
-        tags,
-        request: {
-          params: itemParams,
-          body: { required: true, content: json(writeBody.omit({ name: true, type: true })) },
-        },
-        responses: { 200: { description: 'Updated', content: json(secretView) }, ...errorResponses },
-      }),
-      async (c) => {
-        const { namespace, name } = c.req.valid('param');
-        const b = c.req.valid('json');
+    item.write(
+      method,
+      writeBody.omit({ name: true, type: true }),
+      { status: 200, description: 'Updated', schema: secretView },
+      async (c, { namespace, name }, b) => {
         const current = await ignoreNotFound(deps.client.get(SECRET, { namespace, name }));
         if (!current || managedElsewhere(current)) throw notFound('Secret', namespace, name);
         // PUT replaces all values; PATCH merges the given keys into the existing ones.
@@ -186,22 +167,11 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
   update('put');
   update('patch');
 
-  route(
-    app,
-    createRoute({
-      method: 'delete',
-      path: `${base}/{name}`,
-      tags,
-      request: { params: itemParams },
-      responses: { 204: { description: 'Deleted' }, 400: errorResponses[400], 404: errorResponses[404] },
-    }),
-    async (c) => {
-      const { namespace, name } = c.req.valid('param');
-      if (managedElsewhere(await ignoreNotFound(deps.client.get(SECRET, { namespace, name }))))
-        throw notFound('Secret', namespace, name);
-      const res = await deps.client.delete(SECRET, { namespace, name });
-      await settle(deps, SECRET, namespace, res, { deleted: true, name });
-      return c.body(null, 204);
-    },
-  );
+  item.read('delete', { status: 204, description: 'Deleted' }, async (c, { namespace, name }) => {
+    if (managedElsewhere(await ignoreNotFound(deps.client.get(SECRET, { namespace, name }))))
+      throw notFound('Secret', namespace, name);
+    const res = await deps.client.delete(SECRET, { namespace, name });
+    await settle(deps, SECRET, namespace, res, { deleted: true, name });
+    return c.body(null, 204);
+  });
 }
