@@ -111,3 +111,17 @@ export function itemWriteRoute<B extends z.ZodType>(o: {
     responses: { ...okResponse(o.ok), ...errorResponses },
   });
 }
+
+/** GET on a namespaced collection. */
+export function listRoute(o: { path: string; tags: string[]; description: string; schema: z.ZodType }) {
+  return createRoute({
+    method: 'get',
+    path: o.path,
+    tags: o.tags,
+    request: { params: nsParams },
+    responses: {
+      200: { description: o.description, content: { 'application/json': { schema: o.schema } } },
+      400: errorResponses[400],
+    },
+  });
+}

@@ -13,6 +13,7 @@ import {
   createBody,
   errorResponses,
   listResponse,
+  listRoute,
   nsParams,
   objectResponse,
   patchBody,
@@ -70,16 +71,7 @@ export function mountResourceRoutes<B>(
 
   route(
     app,
-    createRoute({
-      method: 'get',
-      path: base,
-      tags,
-      request: { params: nsParams },
-      responses: {
-        200: { description: `${def.kind} list, sorted by name`, content: json(listResponse) },
-        400: errorResponses[400],
-      },
-    }),
+    listRoute({ path: base, tags, description: `${def.kind} list, sorted by name`, schema: listResponse }),
     async (c) => {
       const { namespace } = c.req.valid('param');
       const { items: objects } = await deps.client.list(ref, { namespace });

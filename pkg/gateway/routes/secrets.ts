@@ -8,7 +8,7 @@ import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { settle } from '../reads.ts';
 import { itemRoutes } from './item-routes.ts';
-import { errorResponses, nsParams } from './resource-schemas.ts';
+import { errorResponses, listRoute, nsParams } from './resource-schemas.ts';
 import { notFound } from './resources.ts';
 
 const SECRET: KindRef<V1Secret> = CoreKinds.Secret;
@@ -68,18 +68,11 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
   const item = itemRoutes(app, `${base}/{name}`, tags);
   route(
     app,
-    createRoute({
-      method: 'get',
+    listRoute({
       path: base,
       tags,
-      request: { params: nsParams },
-      responses: {
-        200: {
-          description: 'Secrets (metadata and key names only)',
-          content: json(z.object({ items: z.array(secretView), count: z.number() })),
-        },
-        400: errorResponses[400],
-      },
+      description: 'Secrets (metadata and key names only)',
+      schema: z.object({ items: z.array(secretView), count: z.number() }),
     }),
     async (c) => {
       const { namespace } = c.req.valid('param');
