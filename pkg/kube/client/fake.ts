@@ -7,18 +7,7 @@ export type { FakeAction, FakeClientOptions } from './fake-state.ts';
 import { type FakeAction, type FakeClientOptions, gone, type Obj, type State } from './fake-state.ts';
 import { jsonPatch, mergePatch } from './patch.ts';
 import { matchesLabels } from './selectors.ts';
-import type {
-  Client,
-  DeleteOptions,
-  Identity,
-  ListOptions,
-  ObjectKey,
-  ObjectLike,
-  ObjectList,
-  Patch,
-  StatusWriter,
-  WriteOptions,
-} from './types.ts';
+import type * as T from './types.ts';
 
 /**
  * An in-memory client with the API server's semantics that reconcilers rely on: resourceVersion
@@ -26,13 +15,13 @@ import type {
  * AlreadyExists, finalizers hold a deleted object (deletionTimestamp set) until the last one is
  * removed, status is a subresource of custom kinds. Server-side apply is approximated by a merge.
  */
-export class FakeClient implements Client {
+export class FakeClient implements T.Client {
   readonly scheme: Scheme;
   readonly #o: FakeClientOptions;
   readonly #s: State;
-  readonly #identity: Identity | undefined;
+  readonly #identity: T.Identity | undefined;
 
-  constructor(o: FakeClientOptions = {}, state?: State, identity?: Identity) {
+  constructor(o: FakeClientOptions = {}, state?: State, identity?: T.Identity) {
     this.#o = o;
     this.scheme = o.scheme ?? new Scheme();
     this.#s = state ?? { objects: new Map(), rv: 0, actions: [], listeners: new Set(), failures: [] };
@@ -56,11 +45,11 @@ export class FakeClient implements Client {
   }
 
   /** Stores objects as they are (test fixtures), stamping the metadata the server would. */
-  seed<T>(ref: KindRef<T>, ...objs: (T & ObjectLike)[]): void {
+  seed<T>(ref: KindRef<T>, ...objs: (T & T.ObjectLike)[]): void {
     for (const o of objs) this.#put(ref, this.#stamp(ref, structuredClone(o) as Obj), 'ADDED');
   }
 
-  as(identity: Identity): Client {
+  as(identity: T.Identity): T.Client {
     return new FakeClient(this.#o, this.#s, identity);
   }
 
@@ -69,12 +58,12 @@ export class FakeClient implements Client {
     return this.scheme.byKind(apiVersion, kind) ?? this.scheme.byPlural(group, kind);
   }
 
-  async get<T>(ref: KindRef<T>, key: ObjectKey): Promise<T> {
+  async get<T>(ref: KindRef<T>, key: T.ObjectKey): Promise<T> {
     this.#maybeFail('get');
     return structuredClone(this.#must(ref, key)) as T;
   }
 
-  async list<T>(ref: KindRef<T>, opts: ListOptions = {}): Promise<ObjectList<T>> {
+  async list<T>(ref: KindRef<T>, opts: T.ListOptions = {}): Promise<T.ObjectList<T>> {
     this.#maybeFail('list');
     const prefix = `${refKey(ref)}|`;
     const items = [...this.#s.objects.entries()]
@@ -91,7 +80,7 @@ export class FakeClient implements Client {
     };
   }
 
-  async create<T>(ref: KindRef<T>, obj: T & ObjectLike, opts: WriteOptions = {}): Promise<T> {
+  async create<T>(ref: KindRef<T>, obj: T & T.ObjectLike, opts: T.WriteOptions = {}): Promise<T> {
     this.#maybeFail('create');
     const o = structuredClone(obj) as Obj;
     if (!o.metadata?.name && (o.metadata as { generateName?: string })?.generateName)
@@ -107,8 +96,8 @@ export class FakeClient implements Client {
 
   async replace<T>(
     ref: KindRef<T>,
-    obj: T & ObjectLike,
-    opts: WriteOptions = {},
+    obj: T & T.ObjectLike,
+    opts: T.WriteOptions = {},
     sub?: 'status',
   ): Promise<T> {
     this.#maybeFail('replace');
@@ -120,30 +109,30 @@ export class FakeClient implements Client {
 
   async patch<T>(
     ref: KindRef<T>,
-    key: ObjectKey,
-    p: Patch,
-    opts: WriteOptions = {},
+    key: T.ObjectKey,
+    p: T.Patch,
+    opts: T.WriteOptions = {},
     sub?: 'status',
   ): Promise<T> {
     this.#maybeFail(p.type === 'apply' ? 'apply' : 'patch');
     if (p.type === 'apply' && !this.#s.objects.has(this.#key(ref, { metadata: key })))
-      return this.create(ref, p.patch as T & ObjectLike, opts);
+      return this.create(ref, p.patch as T & T.ObjectLike, opts);
     const cur = this.#must(ref, key);
     const next = (p.type === 'json' ? jsonPatch(cur, p.patch) : mergePatch(cur, p.patch)) as Obj;
-    const wanted = p.type === 'merge' ? (p.patch as ObjectLike)?.metadata?.resourceVersion : undefined;
+    const wanted = p.type === 'merge' ? (p.patch as T.ObjectLike)?.metadata?.resourceVersion : undefined;
     this.#checkVersion(ref, cur, wanted);
     return this.#update(ref, cur, next, p.type === 'apply' ? 'apply' : 'patch', sub, opts) as T;
   }
 
   async apply<T>(
     ref: KindRef<T>,
-    obj: T & ObjectLike,
+    obj: T & T.ObjectLike,
     opts: { fieldManager: string; force?: boolean },
   ): Promise<T> {
     return this.patch(ref, keyOf(obj), { type: 'apply', patch: obj, ...opts });
   }
 
-  async delete<T>(ref: KindRef<T>, key: ObjectKey, opts: DeleteOptions = {}): Promise<T | KubeStatus> {
+  async delete<T>(ref: KindRef<T>, key: T.ObjectKey, opts: T.DeleteOptions = {}): Promise<T | KubeStatus> {
     this.#maybeFail('delete');
     const cur = this.#must(ref, key);
     const pre = opts.preconditions;
@@ -162,7 +151,7 @@ export class FakeClient implements Client {
     return gone(`${ref.plural} "${key.name}" deleted`);
   }
 
-  status(): StatusWriter {
+  status(): T.StatusWriter {
     return {
       patch: (ref, key, p, opts) => this.patch(ref, key, p, opts, 'status'),
       replace: (ref, obj, opts) => this.replace(ref, obj, opts, 'status'),
@@ -175,11 +164,11 @@ export class FakeClient implements Client {
     next: Obj,
     verb: FakeAction['verb'],
     sub: 'status' | undefined,
-    opts: WriteOptions,
+    opts: T.WriteOptions,
   ) {
     if (sub === 'status') next = { ...cur, status: next.status };
     else if (this.#statusIsSubresource(ref)) next = { ...next, status: cur.status };
-    // Identity fields are the server's, whatever the request said.
+    // T.Identity fields are the server's, whatever the request said.
     next.metadata = {
       ...next.metadata,
       uid: cur.metadata.uid,
@@ -223,7 +212,7 @@ export class FakeClient implements Client {
       );
   }
 
-  #key(ref: KindRef<unknown>, o: ObjectLike): string {
+  #key(ref: KindRef<unknown>, o: T.ObjectLike): string {
     const name = o.metadata?.name;
     if (!name) throw new KubeError(422, 'Invalid', `${ref.kind}: metadata.name is required`);
     if (ref.namespaced && !o.metadata?.namespace)
@@ -231,7 +220,7 @@ export class FakeClient implements Client {
     return `${refKey(ref)}|${ref.namespaced ? o.metadata?.namespace : ''}/${name}`;
   }
 
-  #must(ref: KindRef<unknown>, key: ObjectKey): Obj {
+  #must(ref: KindRef<unknown>, key: T.ObjectKey): Obj {
     const o = this.#s.objects.get(this.#key(ref, { metadata: key }));
     if (!o) throw new KubeError(404, 'NotFound', `${ref.plural} "${key.name}" not found`);
     return o;
@@ -270,7 +259,7 @@ export class FakeClient implements Client {
   }
 }
 
-const keyOf = (o: ObjectLike): ObjectKey => ({
+const keyOf = (o: T.ObjectLike): T.ObjectKey => ({
   namespace: o.metadata?.namespace,
   name: o.metadata?.name ?? '',
 });
