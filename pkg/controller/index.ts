@@ -5,7 +5,13 @@ export {
   type StartControllerOptions,
   startController,
 } from './manager.ts';
-export { applySeed, parseSeed, SEEDER_FIELD_MANAGER, type SeedEntry } from './marketplace/seed.ts';
+export {
+  applySeed,
+  parseSeed,
+  SEEDER_FIELD_MANAGER,
+  type SeedEntry,
+  type SeedResult,
+} from './marketplace/seed.ts';
 export type { SeedSource } from './marketplace/seeder.ts';
 export { resolveMemory } from './memory.ts';
 export { ORPHANED_MESSAGE, type QueryReconcilerOptions } from './query/reconciler.ts';

@@ -1,9 +1,15 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import type { Agent, Memory, Model, Team, Tool } from '../api/index.ts';
+import { type Agent, Kinds, type Memory, type Model, type Team, type Tool } from '../api/index.ts';
 import type { ResourceLookup } from '../engine/contract.ts';
 import type { InformerCache } from '../kube/cache.ts';
+import { CoreKinds, type KindRef } from '../kube/kinds.ts';
 
-/** The engine's ResourceLookup served from the shared informer caches: no API call per query. */
+const SecretRef = CoreKinds.Secret as KindRef<V1Secret>;
+
+/**
+ * The engine's ResourceLookup served from the shared informer cache: no API call per query. It is
+ * synchronous (the engine resolves a whole target tree per query), hence the cache, not the Reader.
+ */
 export class CacheLookup implements ResourceLookup {
   private readonly cache: InformerCache;
 
@@ -12,30 +18,33 @@ export class CacheLookup implements ResourceLookup {
   }
 
   agent(namespace: string, name: string): Agent | undefined {
-    return this.cache.get('agents', namespace, name) as Agent | undefined;
+    return this.cache.get(Kinds.Agent, namespace, name);
   }
 
   team(namespace: string, name: string): Team | undefined {
-    return this.cache.get('teams', namespace, name) as Team | undefined;
+    return this.cache.get(Kinds.Team, namespace, name);
   }
 
   model(namespace: string, name: string): Model | undefined {
-    return this.cache.get('models', namespace, name) as Model | undefined;
+    return this.cache.get(Kinds.Model, namespace, name);
   }
 
   tool(namespace: string, name: string): Tool | undefined {
-    return this.cache.get('tools', namespace, name) as Tool | undefined;
+    return this.cache.get(Kinds.Tool, namespace, name);
   }
 
   memory(namespace: string, name: string): Memory | undefined {
-    return this.cache.get('memories', namespace, name) as Memory | undefined;
+    return this.cache.get(Kinds.Memory, namespace, name);
   }
 
   secretValue(namespace: string, name: string, key: string): string | undefined {
-    const s = this.cache.get('secrets', namespace, name) as V1Secret | undefined;
-    const data = s?.data?.[key];
-    if (data !== undefined) return Buffer.from(data, 'base64').toString('utf8');
-    // stringData is write-only on the server, but objects built in tests may still carry it.
-    return s?.stringData?.[key];
+    return secretValue(this.cache.get(SecretRef, namespace, name), key);
   }
+}
+
+/** A Secret's value as text: `data` is base64; `stringData` only on objects built in tests. */
+export function secretValue(s: V1Secret | undefined, key: string): string | undefined {
+  const data = s?.data?.[key];
+  if (data !== undefined) return Buffer.from(data, 'base64').toString('utf8');
+  return s?.stringData?.[key];
 }

@@ -1,29 +1,21 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { berthScheme, Kinds, SHARED_CACHE } from '../api/index.ts';
 import type { QueryEngine, ResourceLookup } from '../engine/contract.ts';
-import { createSharedCache, type InformerCache } from '../kube/cache.ts';
+import type { InformerCache } from '../kube/cache.ts';
 import { Controller } from '../kube/controller.ts';
 import { EventRecorder } from '../kube/events.ts';
-import { LeaderElector } from '../kube/leader.ts';
+import { CoreKinds } from '../kube/kinds.ts';
+import { type LeaderElectionConfig as LeaseConfig, Manager } from '../kube/manager.ts';
 import type { SupervisorOptions } from '../kube/supervisor.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { CacheLookup } from './lookup.ts';
-import { MarketplaceSeeder, type SeedSource } from './marketplace/seeder.ts';
+import { addSeeder, type SeedSource } from './marketplace/seeder.ts';
 import { MemoryReconciler } from './memory.ts';
 import { ControllerMetrics } from './metrics.ts';
 import { QueryReconciler, type QueryReconcilerOptions } from './query/reconciler.ts';
-import { type RunningServer, startMetrics, startProbes } from './servers.ts';
+import { ServerRunnable, startMetrics, startProbes } from './servers.ts';
 
-export interface LeaderElectionConfig {
-  /** Namespace of the Lease; default the controller's namespace, else `default`. */
-  namespace?: string;
-  name?: string;
-  identity?: string;
-  leaseDurationMs?: number;
-  renewDeadlineMs?: number;
-  retryPeriodMs?: number;
-}
+export type LeaderElectionConfig = Partial<LeaseConfig>;
 
 export interface StartControllerOptions {
   kc: KubeConfig;
@@ -57,190 +49,93 @@ export interface RunningController {
   stop(): Promise<void>;
 }
 
-const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+function newManager(opts: StartControllerOptions, logger: Logger): Manager {
+  const le = opts.leaderElection;
+  return new Manager({
+    kc: opts.kc,
+    scheme: berthScheme(),
+    namespace: opts.namespace,
+    resources: SHARED_CACHE,
+    cache: opts.cache,
+    informers: opts.informers,
+    leaderElection: le === false ? false : { ...le, name: le?.name ?? 'berth-controller' },
+    logger,
+    syncTimeoutMs: opts.syncTimeoutMs,
+  });
+}
 
 /**
- * Starts the controller in this process: shared informer caches, the Query, Memory and marketplace
- * seeding controllers (workers run only while this process leads), probes and metrics.
+ * Starts the controller in this process: the Manager (shared informer cache, client, lease), the
+ * Query, Memory and marketplace seeding controllers (run only while this process leads), probes
+ * and metrics. Runnables start in the order registered here and stop in reverse.
  */
 export async function startController(opts: StartControllerOptions): Promise<RunningController> {
   const logger = opts.logger ?? createLogger({ name: 'controller' });
-  const cache =
-    opts.cache ??
-    createSharedCache({
-      kc: opts.kc,
-      namespace: opts.namespace,
-      supervisor: { logger, ...opts.informers },
-      pageSize: opts.informers?.pageSize,
-      logger,
-    });
-  const ownsCache = !opts.cache;
+  const mgr = newManager(opts, logger);
+  const { cache, client } = mgr;
   const lookup = new CacheLookup(cache);
   const engine = typeof opts.engine === 'function' ? opts.engine(lookup) : opts.engine;
-  const identity =
-    (opts.leaderElection ? opts.leaderElection.identity : undefined) ||
-    `${process.env.HOSTNAME || hostname()}_${randomBytes(4).toString('hex')}`;
-  const recorder = new EventRecorder(opts.kc, 'berth-controller', identity, logger);
+  const metrics = new ControllerMetrics({ cache, isLeader: () => mgr.isLeader() });
+  const common = { logger, metrics };
 
-  const controllers: Controller[] = [];
-  let elector: LeaderElector | undefined;
-  const queries: QueryReconciler = new QueryReconciler(
-    {
-      kc: opts.kc,
-      cache,
-      lookup,
-      engine,
-      brokerUrl: opts.brokerUrl,
-      recorder,
-      logger: logger.child({ controller: 'query' }),
-      enqueue: (key) => queryCtl.enqueue(key),
-      onPurged: (s, complete) => metrics.purged(s, complete),
-    },
-    opts.query,
+  const recorder = new EventRecorder(client, 'berth-controller', mgr.identity, logger);
+  const onPurged = (s: number, complete: boolean) => metrics.purged(s, complete);
+  const deps = { client, engine, brokerUrl: opts.brokerUrl, recorder, logger, onPurged };
+  const queries = new QueryReconciler(deps, opts.query);
+  metrics.countRunningQueries(() => queries.runs.size);
+  const queryWorkers = opts.workers?.query ?? 8;
+  mgr.add(
+    metrics.track(
+      new Controller({ ...common, name: 'query', workers: queryWorkers, reconciler: queries })
+        .for(cache, Kinds.Query)
+        .source(queries.runEnded),
+    ),
   );
-  const metrics = new ControllerMetrics({
-    cache,
-    controllers: () => controllers,
-    isLeader: () => (elector ? elector.isLeader : leading),
-    runningQueries: () => queries.runs.size,
-  });
-  const common = { metrics, logger };
-  const queryCtl = new Controller({
-    ...common,
-    name: 'query',
-    workers: opts.workers?.query ?? 8,
-    reconcile: (key, signal) => queries.reconcile(key, signal),
-  });
-  const memories = new MemoryReconciler(opts.kc, cache, logger.child({ controller: 'memory' }));
-  const memoryCtl = new Controller({
-    ...common,
-    name: 'memory',
-    workers: opts.workers?.memory ?? 2,
-    reconcile: (key, signal) => memories.reconcile(key, signal),
-  });
-  controllers.push(queryCtl, memoryCtl);
-  const seeder = opts.marketplaceSeed
-    ? new MarketplaceSeeder(
-        opts.kc,
-        opts.marketplaceSeed,
-        logger.child({ controller: 'marketplace-seed' }),
-        opts.informers,
-      )
-    : undefined;
-  const seedCtl = seeder
-    ? new Controller({ ...common, name: 'marketplace-seed', workers: 1, reconcile: () => seeder.reconcile() })
-    : undefined;
-  if (seedCtl) controllers.push(seedCtl);
+  mgr.add(queries); // stopped before the query controller: runs abort first
 
-  const enqueueQuery = (o: KubernetesObject) => queryCtl.enqueue(keyOf(o));
-  cache.onChange('queries', {
-    onAdd: enqueueQuery,
-    onUpdate: (_, o) => enqueueQuery(o),
-    onDelete: enqueueQuery,
-  });
-  const enqueueMemory = (o: KubernetesObject) => memoryCtl.enqueue(keyOf(o));
-  cache.onChange('memories', { onAdd: enqueueMemory, onUpdate: (_, o) => enqueueMemory(o) });
-  for (const plural of ['services', 'secrets'] as const) {
-    const fan = (o: KubernetesObject) => {
-      for (const k of memories.keysFor(plural, o)) memoryCtl.enqueue(k);
-    };
-    cache.onChange(plural, { onAdd: fan, onUpdate: (_, o) => fan(o), onDelete: fan });
-  }
-  seeder?.watch(() => seedCtl?.enqueue('seed'));
+  const memories = new MemoryReconciler(client, opts.namespace);
+  mgr.add(
+    metrics.track(
+      new Controller({ ...common, name: 'memory', workers: opts.workers?.memory ?? 2, reconciler: memories })
+        .for(cache, Kinds.Memory)
+        .watches(cache, CoreKinds.Service, (o) => memories.requestsFor('Service', o))
+        .watches(cache, CoreKinds.Secret, (o) => memories.requestsFor('Secret', o)),
+    ),
+  );
+  if (opts.marketplaceSeed) metrics.track(addSeeder(mgr, opts.marketplaceSeed, common));
 
-  let leading = false;
-  const startWork = () => {
-    leading = true;
-    for (const c of controllers) c.start();
-    // Level-based: a new term reconciles everything, whatever happened while another process led.
-    for (const o of cache.listAll('queries')) queryCtl.enqueue(keyOf(o));
-    for (const o of cache.listAll('memories')) memoryCtl.enqueue(keyOf(o));
-    seedCtl?.enqueue('seed');
+  const health = {
+    informers: () => cache.health(),
+    ready: () => cache.synced,
+    leader: () => ({ isLeader: mgr.isLeader(), ...(mgr.leader() ? { leader: mgr.leader() } : {}) }),
   };
-  const stopWork = () => {
-    leading = false;
-    const aborted = queries.stopRuns();
-    if (aborted) logger.warn({ aborted }, 'stopped reconciling: query runs aborted');
-    return Promise.all(controllers.map((c) => c.stop()));
-  };
+  const p = opts.probes === false ? undefined : (opts.probes ?? { port: 8081 });
+  const probes = p && mgr.add(new ServerRunnable('probes', () => startProbes(health, p.port, p.host)));
+  const m = opts.metrics === false ? undefined : (opts.metrics ?? { port: 8443 });
+  const metricsServer =
+    m && mgr.add(new ServerRunnable('metrics', () => startMetrics(metrics.registry, m.port, m, m.host)));
 
-  const syncStart = performance.now();
-  cache.start();
-  await Promise.all([cache.waitForSync(opts.syncTimeoutMs ?? 60_000), seeder?.waitForSync()]);
+  await mgr.start();
   logger.info(
     {
-      informers: cache.health().map((h) => `${h.name}:${h.objects}`),
-      syncMs: Math.round(performance.now() - syncStart),
+      identity: mgr.identity,
+      namespace: opts.namespace ?? '(all)',
+      engine: !!engine,
+      broker: opts.brokerUrl ?? null,
     },
-    'caches synced',
+    'controller started',
   );
-
-  const servers: RunningServer[] = [];
-  const result: RunningController = {
+  return {
     caches: cache,
     lookup,
     queries,
     metrics,
-    isLeader: () => (elector ? elector.isLeader : leading),
+    isLeader: () => mgr.isLeader(),
+    probesPort: probes?.port,
+    metricsPort: metricsServer?.port,
     stop: async () => {
-      await stopWork();
-      await elector?.stop(); // releases the lease so a standby takes over at once
-      await Promise.all(servers.map((s) => s.close()));
-      await seeder?.stop();
-      if (ownsCache) await cache.stop();
+      await mgr.stop();
       logger.info('controller stopped');
     },
   };
-  try {
-    if (opts.probes !== false) {
-      const p = opts.probes ?? { port: 8081 };
-      const probes = await startProbes(
-        {
-          informers: () => cache.health(),
-          ready: () => cache.synced,
-          leader: () => ({
-            isLeader: result.isLeader(),
-            ...(elector?.leader ? { leader: elector.leader } : {}),
-          }),
-        },
-        p.port,
-        p.host,
-      );
-      servers.push(probes);
-      result.probesPort = probes.port;
-    }
-    if (opts.metrics !== false) {
-      const m = opts.metrics ?? { port: 8443 };
-      const server = await startMetrics(metrics.registry, m.port, m, m.host);
-      servers.push(server);
-      result.metricsPort = server.port;
-    }
-  } catch (err) {
-    await result.stop();
-    throw err;
-  }
-
-  if (opts.leaderElection === false) startWork();
-  else {
-    const le = opts.leaderElection ?? {};
-    elector = new LeaderElector({
-      kc: opts.kc,
-      namespace: le.namespace ?? opts.namespace ?? 'default',
-      name: le.name ?? 'berth-controller',
-      identity,
-      leaseDurationMs: le.leaseDurationMs,
-      renewDeadlineMs: le.renewDeadlineMs,
-      retryPeriodMs: le.retryPeriodMs,
-      logger,
-      onStartedLeading: startWork,
-      onStoppedLeading: () => void stopWork(),
-      onNewLeader: (id) => logger.info({ leader: id, self: id === identity }, 'leader observed'),
-    });
-    elector.start();
-  }
-  logger.info(
-    { identity, namespace: opts.namespace ?? '(all)', engine: !!engine, broker: opts.brokerUrl ?? null },
-    'controller started',
-  );
-  return result;
 }

@@ -1,15 +1,24 @@
-import type { KubeConfig, KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
-import type { Condition, Memory } from '../api/index.ts';
-import type { InformerCache } from '../kube/cache.ts';
-import type { ReconcileResult } from '../kube/controller.ts';
-import { patchStatus } from '../kube/objects.ts';
-import type { Logger } from '../log/index.ts';
+import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
+import { type Condition, Kinds, type Memory } from '../api/index.ts';
+import { type Client, ignoreNotFound, patchStatus, type Reader } from '../kube/client/index.ts';
+import type { ReconcileContext, ReconcileResult, Reconciler, Request } from '../kube/controller.ts';
+import { CoreKinds, type KindRef } from '../kube/kinds.ts';
+
+const SecretRef = CoreKinds.Secret as KindRef<V1Secret>;
+const ServiceRef = CoreKinds.Service as KindRef<V1Service>;
 
 export interface Resolution {
   phase: 'ready' | 'error';
   address?: string;
   reason: string;
   message: string;
+}
+
+/** Where the Reader can look: Services outside the watched namespace are not in the cache. */
+export interface ResolveScope {
+  reader: Reader;
+  /** The namespace the controller watches; all when absent. */
+  watchNamespace?: string;
 }
 
 const fail = (reason: string, message: string): Resolution => ({ phase: 'error', reason, message });
@@ -23,18 +32,46 @@ function checkUrl(value: string): string | undefined {
   }
 }
 
-/** Resolves a Memory's address from the cache: a URL as given, or a Service's cluster DNS name. */
-export function resolveMemory(cache: InformerCache, m: Memory): Resolution {
-  const ns = m.metadata.namespace ?? 'default';
+/** The first header whose Secret or key is missing, as an error; undefined when all resolve. */
+async function checkHeaders(scope: ResolveScope, m: Memory, ns: string): Promise<Resolution | undefined> {
   for (const h of m.spec.headers ?? []) {
     const ref = h.valueFrom?.secretKeyRef;
     if (!ref) continue;
-    const secret = cache.get('secrets', ns, ref.name) as V1Secret | undefined;
+    const secret = await ignoreNotFound(scope.reader.get(SecretRef, { namespace: ns, name: ref.name }));
     if (!secret) return fail('SecretNotFound', `header ${h.name}: Secret ${ns}/${ref.name} not found`);
     if (secret.data?.[ref.key] === undefined) {
       return fail('SecretKeyNotFound', `header ${h.name}: Secret ${ns}/${ref.name} has no key ${ref.key}`);
     }
   }
+  return undefined;
+}
+
+type ServiceRefSpec = NonNullable<NonNullable<Memory['spec']['address']['valueFrom']>['serviceRef']>;
+
+/** A Service ref as its cluster DNS name, once the Service and port exist. */
+async function resolveService(scope: ResolveScope, ref: ServiceRefSpec, ns: string): Promise<Resolution> {
+  const svcNs = ref.namespace ?? ns;
+  const what = `Service ${svcNs}/${ref.name}`;
+  if (scope.watchNamespace !== undefined && scope.watchNamespace !== svcNs) {
+    return fail('ServiceNotWatched', `${what} is outside the namespace the controller watches`);
+  }
+  const svc = await ignoreNotFound(scope.reader.get(ServiceRef, { namespace: svcNs, name: ref.name }));
+  if (!svc) return fail('ServiceNotFound', `${what} not found`);
+  const ports = svc.spec?.ports ?? [];
+  if (!ports.some((p) => p.port === ref.port)) {
+    const has = ports.map((p) => p.port).join(', ') || 'none';
+    return fail('ServicePortNotFound', `${what} has no port ${ref.port} (ports: ${has})`);
+  }
+  const path = ref.path ? (ref.path.startsWith('/') ? ref.path : `/${ref.path}`) : '';
+  const address = `http://${ref.name}.${svcNs}.svc.cluster.local:${ref.port}${path}`;
+  return { phase: 'ready', address, reason: 'Resolved', message: `address ${address} from ${what}` };
+}
+
+/** Resolves a Memory's address: a URL as given, or a Service's cluster DNS name. */
+export async function resolveMemory(scope: ResolveScope, m: Memory): Promise<Resolution> {
+  const ns = m.metadata.namespace ?? 'default';
+  const headerProblem = await checkHeaders(scope, m, ns);
+  if (headerProblem) return headerProblem;
   const { value, valueFrom } = m.spec.address ?? {};
   if (value !== undefined) {
     const problem = checkUrl(value);
@@ -43,110 +80,82 @@ export function resolveMemory(cache: InformerCache, m: Memory): Resolution {
   }
   const ref = valueFrom?.serviceRef;
   if (!ref) return fail('InvalidAddress', 'spec.address needs value or valueFrom.serviceRef');
-  const svcNs = ref.namespace ?? ns;
-  if (!cache.covers(svcNs)) {
-    return fail(
-      'ServiceNotWatched',
-      `Service ${svcNs}/${ref.name} is outside the namespace the controller watches`,
-    );
-  }
-  const svc = cache.get('services', svcNs, ref.name) as V1Service | undefined;
-  if (!svc) return fail('ServiceNotFound', `Service ${svcNs}/${ref.name} not found`);
-  const ports = svc.spec?.ports ?? [];
-  if (!ports.some((p) => p.port === ref.port)) {
-    const has = ports.map((p) => p.port).join(', ') || 'none';
-    return fail(
-      'ServicePortNotFound',
-      `Service ${svcNs}/${ref.name} has no port ${ref.port} (ports: ${has})`,
-    );
-  }
-  const path = ref.path ? (ref.path.startsWith('/') ? ref.path : `/${ref.path}`) : '';
-  const address = `http://${ref.name}.${svcNs}.svc.cluster.local:${ref.port}${path}`;
-  return {
-    phase: 'ready',
-    address,
-    reason: 'Resolved',
-    message: `address ${address} from Service ${svcNs}/${ref.name}`,
-  };
+  return resolveService(scope, ref, ns);
 }
 
 /** Whether a Memory refers to the given Service or Secret (so its change re-enqueues the Memory). */
-export function memoryRefers(m: Memory, plural: 'services' | 'secrets', obj: KubernetesObject): boolean {
+export function memoryRefers(m: Memory, kind: 'Service' | 'Secret', obj: KubernetesObject): boolean {
   const ns = m.metadata.namespace ?? 'default';
   const objNs = obj.metadata?.namespace;
   const name = obj.metadata?.name;
-  if (plural === 'services') {
+  if (kind === 'Service') {
     const ref = m.spec.address?.valueFrom?.serviceRef;
     return !!ref && ref.name === name && (ref.namespace ?? ns) === objNs;
   }
   return ns === objNs && !!m.spec.headers?.some((h) => h.valueFrom?.secretKeyRef?.name === name);
 }
 
+/** The status a resolution asks for; undefined when the Memory already has it (no write). */
+export function memoryStatus(m: Memory, r: Resolution, now: Date): Record<string, unknown> | undefined {
+  const prev = m.status;
+  const prevReady = prev?.conditions?.find((c) => c.type === 'Ready');
+  const readyStatus = r.phase === 'ready' ? 'True' : 'False';
+  // The last good address is kept on error: the purge of existing queries may still reach it.
+  const address = r.address ?? prev?.lastResolvedAddress;
+  const unchanged =
+    prev?.phase === r.phase &&
+    prev?.lastResolvedAddress === address &&
+    prev?.message === r.message &&
+    prevReady?.status === readyStatus &&
+    prevReady?.reason === r.reason &&
+    prev?.observedGeneration === m.metadata.generation;
+  if (unchanged) return undefined;
+  const sameStatus = prevReady?.status === readyStatus && prevReady.lastTransitionTime;
+  const condition: Condition = {
+    type: 'Ready',
+    status: readyStatus,
+    reason: r.reason,
+    message: r.message,
+    lastTransitionTime: sameStatus ? prevReady.lastTransitionTime : now.toISOString(),
+    observedGeneration: m.metadata.generation,
+  };
+  return {
+    phase: r.phase,
+    lastResolvedAddress: address ?? null,
+    message: r.message,
+    conditions: [condition],
+    observedGeneration: m.metadata.generation,
+  };
+}
+
 /** Sets status.lastResolvedAddress, phase ready|error, message and a Ready condition. */
-export class MemoryReconciler {
-  private readonly kc: KubeConfig;
-  private readonly cache: InformerCache;
-  private readonly logger: Logger;
+export class MemoryReconciler implements Reconciler {
+  private readonly client: Client;
+  private readonly watchNamespace: string | undefined;
 
-  constructor(kc: KubeConfig, cache: InformerCache, logger: Logger) {
-    this.kc = kc;
-    this.cache = cache;
-    this.logger = logger;
+  constructor(client: Client, watchNamespace?: string) {
+    this.client = client;
+    this.watchNamespace = watchNamespace;
   }
 
-  /** Keys of the Memories a Service or Secret change concerns. */
-  keysFor(plural: 'services' | 'secrets', obj: KubernetesObject): string[] {
-    return (this.cache.listAll('memories') as Memory[])
-      .filter((m) => memoryRefers(m, plural, obj))
-      .map((m) => `${m.metadata.namespace}/${m.metadata.name}`);
+  /** Requests of the Memories a Service or Secret change concerns. */
+  async requestsFor(kind: 'Service' | 'Secret', obj: KubernetesObject): Promise<Request[]> {
+    // A Service may serve Memories of any namespace; a Secret only its own namespace's.
+    const namespace = kind === 'Secret' ? obj.metadata?.namespace : this.watchNamespace;
+    const { items } = await this.client.list(Kinds.Memory, namespace ? { namespace } : {});
+    return items
+      .filter((m) => memoryRefers(m, kind, obj))
+      .map((m) => ({ namespace: m.metadata.namespace ?? '', name: m.metadata.name }));
   }
 
-  async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const [ns = '', name = ''] = key.split('/');
-    const m = this.cache.get('memories', ns, name) as Memory | undefined;
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    const m = await ignoreNotFound(this.client.get(Kinds.Memory, req, { signal: ctx.signal }));
     if (!m || m.metadata.deletionTimestamp) return undefined;
-    const r = resolveMemory(this.cache, m);
-    const prev = m.status;
-    const prevReady = prev?.conditions?.find((c) => c.type === 'Ready');
-    const readyStatus = r.phase === 'ready' ? 'True' : 'False';
-    const address = r.address ?? prev?.lastResolvedAddress;
-    const unchanged =
-      prev?.phase === r.phase &&
-      prev?.lastResolvedAddress === address &&
-      prev?.message === r.message &&
-      prevReady?.status === readyStatus &&
-      prevReady?.reason === r.reason &&
-      prev?.observedGeneration === m.metadata.generation;
-    if (unchanged) return undefined;
-    const condition: Condition = {
-      type: 'Ready',
-      status: readyStatus,
-      reason: r.reason,
-      message: r.message,
-      lastTransitionTime:
-        prevReady?.status === readyStatus && prevReady.lastTransitionTime
-          ? prevReady.lastTransitionTime
-          : new Date().toISOString(),
-      observedGeneration: m.metadata.generation,
-    };
-    await patchStatus(
-      this.kc,
-      'memories',
-      m,
-      {
-        phase: r.phase,
-        // The last good address is kept on error: the purge of existing queries may still reach it.
-        lastResolvedAddress: address ?? null,
-        message: r.message,
-        conditions: [condition],
-        observedGeneration: m.metadata.generation,
-      },
-      { signal },
-    );
-    this.logger.info(
-      { memory: key, phase: r.phase, address: r.address, reason: r.reason },
-      'memory resolved',
-    );
+    const r = await resolveMemory({ reader: this.client, watchNamespace: this.watchNamespace }, m);
+    const status = memoryStatus(m, r, new Date());
+    if (!status) return undefined;
+    await patchStatus(this.client, Kinds.Memory, m, status, { signal: ctx.signal });
+    ctx.logger.info({ phase: r.phase, address: r.address, reason: r.reason }, 'memory resolved');
     return undefined;
   }
 }

@@ -10,15 +10,18 @@ export class ControllerMetrics implements ControllerMetricsSink {
   private readonly panics: Counter<'controller'>;
   private readonly duration: Histogram<'controller'>;
   private readonly purge: Histogram<'complete'>;
+  private readonly controllers: Controller[] = [];
+  private runningQueries: () => number = () => 0;
 
   constructor(opts: {
     cache: InformerCache;
-    controllers: () => Controller[];
     isLeader: () => boolean;
-    runningQueries: () => number;
     registry?: Registry;
     defaultMetrics?: boolean;
   }) {
+    // The gauges' collect() has the gauge as `this`: reach the tracked state through closures.
+    const controllers = this.controllers;
+    const running = () => this.runningQueries();
     const registry = opts.registry ?? new Registry();
     this.registry = registry;
     if (opts.defaultMetrics !== false)
@@ -62,7 +65,7 @@ export class ControllerMetrics implements ControllerMetricsSink {
       labelNames: ['controller'],
       registers,
       collect() {
-        for (const c of opts.controllers()) this.set({ controller: c.name }, c.queue.depth);
+        for (const c of controllers) this.set({ controller: c.name }, c.queue.depth);
       },
     });
     new Gauge({
@@ -98,9 +101,20 @@ export class ControllerMetrics implements ControllerMetricsSink {
       help: 'Engine runs in flight in this process',
       registers,
       collect() {
-        this.set(opts.runningQueries());
+        this.set(running());
       },
     });
+  }
+
+  /** Adds a controller's work queue to the depth gauge. */
+  track(controller: Controller): Controller {
+    this.controllers.push(controller);
+    return controller;
+  }
+
+  /** Where the running-queries gauge reads from. */
+  countRunningQueries(count: () => number): void {
+    this.runningQueries = count;
   }
 
   reconciled(controller: string, outcome: ReconcileOutcome, seconds: number): void {

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
+import type { Runnable } from '../kube/manager.ts';
 import type { InformerHealth } from '../kube/supervisor.ts';
 
 const run = promisify(execFile);
@@ -38,6 +39,30 @@ function listen(server: ReturnType<typeof serve>): Promise<RunningServer> {
       });
     });
   });
+}
+
+/** A server as a Runnable: it serves whether or not this process leads (a standby answers probes). */
+export class ServerRunnable implements Runnable {
+  readonly name: string;
+  readonly needLeaderElection = false;
+  port: number | undefined;
+  private readonly listen: () => Promise<RunningServer>;
+  private server: RunningServer | undefined;
+
+  constructor(name: string, listen: () => Promise<RunningServer>) {
+    this.name = name;
+    this.listen = listen;
+  }
+
+  async start(): Promise<void> {
+    this.server = await this.listen();
+    this.port = this.server.port;
+  }
+
+  async stop(): Promise<void> {
+    await this.server?.close();
+    this.server = undefined;
+  }
 }
 
 /** `/healthz` (liveness: the process answers) and `/readyz` (caches synced), with informer details. */

@@ -72,7 +72,11 @@ export async function rawStream(kc: KubeConfig, req: RawRequest): Promise<Incomi
   const payload =
     req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
   if (payload !== undefined) {
-    (opts.headers as Record<string, string>)['content-type'] = req.contentType ?? 'application/json';
+    const headers = opts.headers as Record<string, string | number>;
+    headers['content-type'] = req.contentType ?? 'application/json';
+    // Node sends a DELETE body neither chunked nor sized unless told its length: the server would
+    // ignore it (preconditions lost) and read it as the start of the next request on the socket.
+    headers['content-length'] = Buffer.byteLength(payload);
   }
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {

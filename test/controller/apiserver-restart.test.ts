@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Memory } from '../../pkg/api/index.ts';
+import { Kinds, type Memory } from '../../pkg/api/index.ts';
 import { type RunningController, startController } from '../../pkg/controller/index.ts';
 import type { GuardedChild } from '../../pkg/kube/controlplane/child.ts';
 import { type ControlPlane, projectRoot, startControlPlane } from '../../pkg/kube/controlplane/index.ts';
@@ -58,7 +58,7 @@ describe('kube-apiserver restart', () => {
       spec: { address: { value: 'http://a' } },
     });
     await ctl.caches.waitFor(
-      'memories',
+      Kinds.Memory,
       ns,
       'before',
       (o) => (o as Memory | undefined)?.status?.phase === 'ready',
@@ -82,7 +82,7 @@ describe('kube-apiserver restart', () => {
       spec: { address: { value: 'http://b' } },
     });
     const m = await ctl.caches.waitFor(
-      'memories',
+      Kinds.Memory,
       ns,
       'after',
       (o) => (o as Memory | undefined)?.status?.phase === 'ready',

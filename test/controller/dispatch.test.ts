@@ -4,13 +4,12 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Query } from '../../pkg/api/index.ts';
+import { Kinds, type Query } from '../../pkg/api/index.ts';
 import { ORPHANED_MESSAGE, type RunningController, startController } from '../../pkg/controller/index.ts';
 import type { QueryEngine, QueryOutcome, RunContext } from '../../pkg/engine/contract.ts';
-import { mergePatch } from '../../pkg/kube/objects.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 import { createNamespace, kubeConfig } from '../support/kube.ts';
-import { create, queryObject } from './support.ts';
+import { create, liveClient, queryObject } from './support.ts';
 
 type Behaviour = (q: Query, ctx: RunContext) => Promise<QueryOutcome>;
 
@@ -35,9 +34,10 @@ let ctl: RunningController;
 let orphanCreatedBeforeStart: string;
 const engine = new StubEngine();
 const admin = kubeConfig();
+const adminClient = liveClient(admin);
 
 const waitQuery = (name: string, pred: (q: Query | undefined) => boolean, timeoutMs = 15_000) =>
-  ctl.caches.waitFor('queries', ns, name, (o) => pred(o as Query | undefined), { timeoutMs }) as Promise<
+  ctl.caches.waitFor(Kinds.Query, ns, name, (o) => pred(o as Query | undefined), { timeoutMs }) as Promise<
     Query | undefined
   >;
 const phaseIs = (phase: string) => (q: Query | undefined) => q?.status?.phase === phase;
@@ -47,14 +47,13 @@ beforeAll(async () => {
   // A query some previous controller left `running`: this process has no run for it.
   orphanCreatedBeforeStart = 'orphan';
   await create(admin, 'queries', queryObject(ns, orphanCreatedBeforeStart));
-  await mergePatch(
-    admin,
-    'queries',
-    ns,
-    orphanCreatedBeforeStart,
-    { status: { phase: 'running', startTime: new Date().toISOString() } },
-    { subresource: 'status' },
-  );
+  await adminClient
+    .status()
+    .patch(
+      Kinds.Query,
+      { namespace: ns, name: orphanCreatedBeforeStart },
+      { type: 'merge', patch: { status: { phase: 'running', startTime: new Date().toISOString() } } },
+    );
   ctl = await startController({
     kc: kubeConfig('controller'),
     namespace: ns,
@@ -116,7 +115,11 @@ describe('Query dispatch to the engine', () => {
     engine.behaviours.set('cancel-me', async (_q, ctx) => untilAborted(ctx));
     await create(admin, 'queries', queryObject(ns, 'cancel-me'));
     await waitQuery('cancel-me', phaseIs('running'));
-    await mergePatch(admin, 'queries', ns, 'cancel-me', { spec: { cancel: true } });
+    await adminClient.patch(
+      Kinds.Query,
+      { namespace: ns, name: 'cancel-me' },
+      { type: 'merge', patch: { spec: { cancel: true } } },
+    );
     const q = await waitQuery('cancel-me', phaseIs('canceled'));
     expect(q?.status?.conditions?.[0]?.reason).toBe('Canceled');
     expect(engine.calls.find((c) => c.name === 'cancel-me')?.signal.aborted).toBe(true);
@@ -169,7 +172,7 @@ describe('without an engine', () => {
     try {
       await create(admin, 'queries', queryObject(ns2, 'waits'));
       const q = (await noEngine.caches.waitFor(
-        'queries',
+        Kinds.Query,
         ns2,
         'waits',
         (o) => !!o?.metadata?.finalizers?.length,

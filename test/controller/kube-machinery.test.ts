@@ -1,20 +1,27 @@
-/** pkg/kube machinery against the real API server: informer, supervisor, leases, patch helpers. */
+/** pkg/kube machinery against the real API server: informer, supervisor, leases, client helpers. */
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Kinds, type Query } from '../../pkg/api/index.ts';
 import { applyObject } from '../../pkg/kube/apply.ts';
 import { InformerCache } from '../../pkg/kube/cache.ts';
+import { addFinalizer, patchStatus, removeFinalizer } from '../../pkg/kube/client/index.ts';
 import { KubeError } from '../../pkg/kube/errors.ts';
 import { Informer } from '../../pkg/kube/informer.ts';
+import { CoreKinds, type KindRef } from '../../pkg/kube/kinds.ts';
 import { LeaderElector } from '../../pkg/kube/leader.ts';
-import { addFinalizer, mergePatch, patchStatus, removeFinalizer } from '../../pkg/kube/objects.ts';
 import { rawRequest } from '../../pkg/kube/raw.ts';
 import { SupervisedInformer } from '../../pkg/kube/supervisor.ts';
 import { createNamespace, kubeConfig } from '../support/kube.ts';
-import { create, queryObject, until } from './support.ts';
+import { create, liveClient, queryObject, until } from './support.ts';
 
 let ns: string;
 const admin = kubeConfig();
 const controllerKc = kubeConfig('controller');
+const adminClient = liveClient(admin);
+const controllerClient = liveClient(controllerKc);
+const ConfigMap = CoreKinds.ConfigMap as KindRef<V1ConfigMap>;
+const mergeData = (name: string, data: Record<string, string>) =>
+  adminClient.patch(ConfigMap, { namespace: ns, name }, { type: 'merge', patch: { data } });
 
 const cmPath = (name?: string) => `/api/v1/namespaces/${ns}/configmaps${name ? `/${name}` : ''}`;
 async function putConfigMap(name: string, data: Record<string, string>) {
@@ -45,7 +52,7 @@ describe('Informer + supervisor', () => {
     expect(inf.get(ns, 'before')?.kind).toBe('ConfigMap'); // list items get their kind back
     expect(inf.get(ns, 'before')?.metadata?.managedFields).toBeUndefined();
     await putConfigMap('during', { a: '1' });
-    await mergePatch(admin, 'configmaps', ns, 'during', { data: { a: '2' } });
+    await mergeData('during', { a: '2' });
     await rawRequest(admin, { method: 'DELETE', path: cmPath('before') });
     await until('watch events', () => events.includes('delete:before'));
     expect(events).toEqual(['add:before', 'add:during', 'update:during:2', 'delete:before']);
@@ -101,7 +108,7 @@ describe('Informer + supervisor', () => {
 
   it('the cache registry waits for an object version (read-your-writes)', async () => {
     const cache = new InformerCache({ kc: admin, namespace: ns });
-    cache.register('configmaps');
+    cache.register(ConfigMap);
     cache.start();
     try {
       await cache.waitForSync(10_000);
@@ -111,15 +118,15 @@ describe('Informer + supervisor', () => {
         body: { metadata: { name: 'ryw' } },
       });
       const rv = res.json<KubernetesObject>().metadata?.resourceVersion;
-      await cache.waitForVersion('configmaps', ns, 'ryw', rv, { timeoutMs: 10_000 });
-      expect(cache.get('configmaps', ns, 'ryw')?.metadata?.resourceVersion).toBe(rv);
-      expect(cache.list('configmaps', 'elsewhere')).toBeUndefined();
-      const view = cache.view('configmaps', ns, (o) => o.metadata?.name === 'ryw');
+      await cache.waitForVersion(ConfigMap, ns, 'ryw', rv, { timeoutMs: 10_000 });
+      expect(cache.get(ConfigMap, ns, 'ryw')?.metadata?.resourceVersion).toBe(rv);
+      expect(cache.list(ConfigMap, 'elsewhere')).toBeUndefined();
+      const view = cache.view(ConfigMap, ns, (o) => o.metadata?.name === 'ryw');
       expect(view.list().map((o) => o.metadata?.name)).toEqual(['ryw']);
       expect(view.get('during')).toBeUndefined();
       let changes = 0;
       const off = view.onChange(() => changes++);
-      await mergePatch(admin, 'configmaps', ns, 'ryw', { data: { x: '1' } });
+      await mergeData('ryw', { x: '1' });
       await until('a change notification', () => changes > 0);
       off();
     } finally {
@@ -128,28 +135,30 @@ describe('Informer + supervisor', () => {
   });
 });
 
-describe('patch helpers', () => {
+describe('client helpers', () => {
   it('merge-patches status, adds/removes finalizers conditionally, maps errors to KubeError', async () => {
-    const q = await create(admin, 'queries', queryObject(ns, 'helpers'));
-    const withStatus = await patchStatus(controllerKc, 'queries', q, { phase: 'running' });
+    const q = (await create(admin, 'queries', queryObject(ns, 'helpers'))) as Query;
+    const withStatus = await patchStatus(controllerClient, Kinds.Query, q, { phase: 'running' });
     expect((withStatus as { status?: { phase?: string } }).status?.phase).toBe('running');
-    const withF = await addFinalizer(controllerKc, 'queries', withStatus, 'berth.dev/test');
+    const withF = await addFinalizer(controllerClient, Kinds.Query, withStatus, 'berth.dev/test');
     expect(withF.metadata?.finalizers).toEqual(['berth.dev/test']);
     // A stale copy cannot clobber the list: 409 Conflict.
-    const stale = await addFinalizer(controllerKc, 'queries', q, 'berth.dev/other').catch((e: unknown) => e);
-    expect(stale).toBeInstanceOf(KubeError);
-    expect((stale as KubeError).reason).toBe('Conflict');
-    const without = await removeFinalizer(controllerKc, 'queries', withF, 'berth.dev/test');
-    expect(without?.metadata?.finalizers ?? []).toEqual([]);
-    const missing = await mergePatch(controllerKc, 'queries', ns, 'nope', { spec: {} }).catch(
+    const stale = await addFinalizer(controllerClient, Kinds.Query, q, 'berth.dev/other').catch(
       (e: unknown) => e,
     );
+    expect(stale).toBeInstanceOf(KubeError);
+    expect((stale as KubeError).reason).toBe('Conflict');
+    const without = await removeFinalizer(controllerClient, Kinds.Query, withF, 'berth.dev/test');
+    expect(without?.metadata?.finalizers ?? []).toEqual([]);
+    const missing = await controllerClient
+      .patch(Kinds.Query, { namespace: ns, name: 'nope' }, { type: 'merge', patch: { spec: {} } })
+      .catch((e: unknown) => e);
     expect((missing as KubeError).reason).toBe('NotFound');
   });
 
   it('server-side apply with a field manager', async () => {
     const cm = await applyObject(
-      controllerKc,
+      controllerClient,
       {
         apiVersion: 'v1',
         kind: 'ConfigMap',
@@ -164,9 +173,9 @@ describe('patch helpers', () => {
 
 describe('Lease leader election', () => {
   const fast = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 200 };
-  const elector = (identity: string, log: string[], kc = controllerKc) =>
+  const elector = (identity: string, log: string[]) =>
     new LeaderElector({
-      kc,
+      client: controllerClient,
       namespace: ns,
       name: 'test-lease',
       identity,

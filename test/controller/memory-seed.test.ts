@@ -3,11 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Memory } from '../../pkg/api/index.ts';
+import { Kinds, type Memory } from '../../pkg/api/index.ts';
 import { applySeed, parseSeed, type RunningController, startController } from '../../pkg/controller/index.ts';
+import { CoreKinds } from '../../pkg/kube/kinds.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 import { createNamespace, kubeConfig, kubectl } from '../support/kube.ts';
-import { create, until } from './support.ts';
+import { create, liveClient, until } from './support.ts';
 
 let ns: string;
 let ctl: RunningController;
@@ -16,7 +17,7 @@ const core = admin.makeApiClient(CoreV1Api);
 const seedFile = join(tmpdir(), `berth-seed-${process.pid}.yaml`);
 
 const memoryStatus = (name: string, pred: (m: Memory | undefined) => boolean) =>
-  ctl.caches.waitFor('memories', ns, name, (o) => pred(o as Memory | undefined), {
+  ctl.caches.waitFor(Kinds.Memory, ns, name, (o) => pred(o as Memory | undefined), {
     timeoutMs: 15_000,
   }) as Promise<Memory | undefined>;
 
@@ -135,7 +136,7 @@ describe('marketplace seeding', () => {
     ]);
     expect(patch.code, patch.stderr).toBe(0);
     const results = await applySeed(
-      kubeConfig('controller'),
+      liveClient(kubeConfig('controller')),
       parseSeed(
         [
           '- {name: official, url: "https://example.com/v2.json"}',
@@ -158,13 +159,17 @@ describe('marketplace seeding', () => {
   it('an empty list does nothing', async () => {
     const empty = await createNamespace('ctl-seed-empty');
     expect(
-      await applySeed(kubeConfig('controller'), parseSeed('marketplaceSources: []', 't').entries, empty),
+      await applySeed(
+        liveClient(kubeConfig('controller')),
+        parseSeed('marketplaceSources: []', 't').entries,
+        empty,
+      ),
     ).toEqual([]);
     expect(await sourcesMap(empty)).toBeUndefined();
   });
 
   it('the marketplace-sources ConfigMap is in the shared cache', async () => {
-    const cached = await ctl.caches.waitFor('configmaps', ns, 'marketplace-sources', (o) => !!o, {
+    const cached = await ctl.caches.waitFor(CoreKinds.ConfigMap, ns, 'marketplace-sources', (o) => !!o, {
       timeoutMs: 10_000,
     });
     expect(Object.keys((cached as V1ConfigMap).data ?? {})).toContain('private');

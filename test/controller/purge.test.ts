@@ -1,6 +1,6 @@
 import type { CoreV1Event } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QUERY_FINALIZER } from '../../pkg/api/index.ts';
+import { Kinds, QUERY_FINALIZER } from '../../pkg/api/index.ts';
 import { type RunningController, startController } from '../../pkg/controller/index.ts';
 import { rawRequest } from '../../pkg/kube/raw.ts';
 import { createLogger } from '../../pkg/log/index.ts';
@@ -22,11 +22,11 @@ let ctl: RunningController;
 const admin = kubeConfig();
 
 const finalized = (name: string) =>
-  ctl.caches.waitFor('queries', ns, name, (o) => !!o?.metadata?.finalizers?.includes(QUERY_FINALIZER), {
+  ctl.caches.waitFor(Kinds.Query, ns, name, (o) => !!o?.metadata?.finalizers?.includes(QUERY_FINALIZER), {
     timeoutMs: 15_000,
   });
 const gone = (name: string, timeoutMs: number) =>
-  ctl.caches.waitFor('queries', ns, name, (o) => o === undefined, { timeoutMs });
+  ctl.caches.waitFor(Kinds.Query, ns, name, (o) => o === undefined, { timeoutMs });
 
 async function newQueryWithData(name: string): Promise<void> {
   await create(admin, 'queries', queryObject(ns, name));
@@ -55,7 +55,7 @@ beforeAll(async () => {
   );
   expect(applied.code, applied.stderr).toBe(0);
   await ctl.caches.waitFor(
-    'memories',
+    Kinds.Memory,
     ns,
     'default',
     (o) => !!(o as { status?: { lastResolvedAddress?: string } })?.status?.lastResolvedAddress,
@@ -92,7 +92,7 @@ describe('Query deletion purges broker data', () => {
       ctl.queries.pendingPurges().find((p) => p.attempts >= 3),
     );
     expect(attempts.failed.join(' ')).toMatch(/ECONNREFUSED/);
-    expect(ctl.caches.get('queries', ns, 'retry')?.metadata?.finalizers).toContain(QUERY_FINALIZER);
+    expect(ctl.caches.get(Kinds.Query, ns, 'retry')?.metadata?.finalizers).toContain(QUERY_FINALIZER);
     await broker.start();
     await gone('retry', GRACE_MS);
     expect(await brokerCounts(broker.url, 'retry')).toEqual({ messages: 0, events: 0 });

@@ -6,6 +6,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { berthScheme } from '../../pkg/api/index.ts';
+import { type Client, createClient } from '../../pkg/kube/client/index.ts';
 import { rawRequest } from '../../pkg/kube/raw.ts';
 import { type Spawned, spawnBerth } from '../support/process.ts';
 
@@ -113,6 +115,9 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** The typed client without a cache: every call goes to the API server. */
+export const liveClient = (kc: KubeConfig): Client => createClient({ kc, scheme: berthScheme() });
 
 /** Creates a namespaced Berth object as admin and returns it. */
 export async function create<T extends KubernetesObject>(kc: KubeConfig, plural: string, obj: T): Promise<T> {

@@ -1,11 +1,12 @@
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { applyObject } from '../../kube/apply.ts';
-import { MARKETPLACE_SOURCES_CONFIGMAP } from '../../kube/cache.ts';
-import type { Discovery } from '../../kube/discovery.ts';
+import { MARKETPLACE_SOURCES_CONFIGMAP } from '../../api/index.ts';
+import type { Client } from '../../kube/client/index.ts';
 import { KubeError } from '../../kube/errors.ts';
-import { rawRequest } from '../../kube/raw.ts';
+import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
+
+const ConfigMapRef = CoreKinds.ConfigMap as KindRef<V1ConfigMap>;
 
 export const SEEDER_FIELD_MANAGER = 'helm-marketplace-seeder';
 
@@ -74,24 +75,6 @@ export interface SeedResult {
   ownedBy?: string[];
 }
 
-interface ManagedFieldsEntry {
-  manager?: string;
-  fieldsV1?: { 'f:data'?: Record<string, unknown> };
-}
-
-/** Keys of `data` and which field managers own each. */
-function keyOwners(cm: V1ConfigMap | undefined): Map<string, string[]> {
-  const owners = new Map<string, string[]>();
-  for (const mf of (cm?.metadata?.managedFields ?? []) as ManagedFieldsEntry[]) {
-    for (const f of Object.keys(mf.fieldsV1?.['f:data'] ?? {})) {
-      if (!f.startsWith('f:')) continue;
-      const key = f.slice(2);
-      owners.set(key, [...(owners.get(key) ?? []), mf.manager ?? 'unknown']);
-    }
-  }
-  return owners;
-}
-
 export function sourceValue(e: SeedEntry): string {
   return JSON.stringify({
     url: e.url,
@@ -100,41 +83,59 @@ export function sourceValue(e: SeedEntry): string {
   });
 }
 
-async function seedNamespace(
-  kc: KubeConfig,
-  ns: string,
-  entries: SeedEntry[],
-  discovery?: Discovery,
-): Promise<SeedResult[]> {
-  const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/configmaps/${MARKETPLACE_SOURCES_CONFIGMAP}`;
-  const got = await rawRequest(kc, { path });
-  if (got.status !== 200 && got.status !== 404)
-    throw KubeError.fromResponse(got.status, got.body, `get ${path}`);
-  const owners = keyOwners(got.status === 200 ? got.json<V1ConfigMap>() : undefined);
-  const results: SeedResult[] = [];
-  const data: Record<string, string> = {};
-  for (const e of entries) {
-    const others = (owners.get(e.name) ?? []).filter((m) => m !== SEEDER_FIELD_MANAGER);
-    if (others.length) results.push({ namespace: ns, name: e.name, result: 'skipped', ownedBy: others });
-    else {
-      data[e.name] = sourceValue(e);
-      results.push({ namespace: ns, name: e.name, result: 'applied' });
+/**
+ * The `data` keys an apply conflicted on, with the managers owning each. The API server names them
+ * in the 409's causes: `{reason: FieldManagerConflict, field: ".data.<key>", message: 'conflict
+ * with "<manager>" …'}`.
+ */
+export function conflictingKeys(err: unknown): Map<string, string[]> {
+  const owners = new Map<string, string[]>();
+  if (!(err instanceof KubeError) || err.reason !== 'Conflict') return owners;
+  for (const c of err.causes) {
+    if (c.reason !== 'FieldManagerConflict' || !c.field?.startsWith('.data.')) continue;
+    const key = c.field.slice('.data.'.length);
+    const manager = /conflict with "([^"]+)"/.exec(c.message ?? '')?.[1] ?? 'unknown';
+    owners.set(key, [...(owners.get(key) ?? []), manager]);
+  }
+  return owners;
+}
+
+function applyKeys(client: Client, namespace: string, data: Record<string, string>) {
+  const cm = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: MARKETPLACE_SOURCES_CONFIGMAP, namespace },
+    data,
+  };
+  // force=false: a key another manager changed is a 409 naming it, never overwritten.
+  return client.apply(ConfigMapRef, cm, { fieldManager: SEEDER_FIELD_MANAGER, force: false });
+}
+
+/**
+ * Applies the entries of one namespace; each key another manager owns comes back in the conflict
+ * and is left out of the next attempt, until the rest applies (or nothing is left to apply: an
+ * empty apply would delete every key the seeder owns).
+ */
+async function seedNamespace(client: Client, ns: string, entries: SeedEntry[]): Promise<SeedResult[]> {
+  const skipped = new Map<string, string[]>();
+  for (;;) {
+    const rest = entries.filter((e) => !skipped.has(e.name));
+    if (rest.length === 0) break;
+    try {
+      await applyKeys(client, ns, Object.fromEntries(rest.map((e) => [e.name, sourceValue(e)])));
+      break;
+    } catch (err) {
+      const owned = [...conflictingKeys(err)].filter(([key]) => rest.some((e) => e.name === key));
+      if (owned.length === 0) throw err;
+      for (const [key, managers] of owned) skipped.set(key, managers);
     }
   }
-  if (Object.keys(data).length === 0) return results;
-  // force=false: should another manager take a key between our read and this apply, the API server
-  // answers 409 instead of overwriting it, and the caller retries with a fresh read.
-  await applyObject(
-    kc,
-    {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: MARKETPLACE_SOURCES_CONFIGMAP, namespace: ns },
-      data,
-    } as V1ConfigMap,
-    { fieldManager: SEEDER_FIELD_MANAGER, force: false, discovery },
-  );
-  return results;
+  return entries.map((e) => {
+    const ownedBy = skipped.get(e.name);
+    return ownedBy
+      ? { namespace: ns, name: e.name, result: 'skipped', ownedBy }
+      : { namespace: ns, name: e.name, result: 'applied' };
+  });
 }
 
 /**
@@ -143,27 +144,16 @@ async function seedNamespace(
  * left alone; an empty list does nothing (an empty apply would delete every seeded key).
  */
 export async function applySeed(
-  kc: KubeConfig,
+  client: Client,
   entries: SeedEntry[],
   defaultNamespace: string,
-  discovery?: Discovery,
 ): Promise<SeedResult[]> {
-  if (entries.length === 0) return [];
   const byNs = new Map<string, SeedEntry[]>();
   for (const e of entries) {
     const ns = e.namespace ?? defaultNamespace;
     byNs.set(ns, [...(byNs.get(ns) ?? []), e]);
   }
   const results: SeedResult[] = [];
-  for (const [ns, list] of byNs) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        results.push(...(await seedNamespace(kc, ns, list, discovery)));
-        break;
-      } catch (err) {
-        if (!(err instanceof KubeError && err.reason === 'Conflict') || attempt >= 3) throw err;
-      }
-    }
-  }
+  for (const [ns, list] of byNs) results.push(...(await seedNamespace(client, ns, list)));
   return results;
 }

@@ -1,11 +1,22 @@
 import { readFile } from 'node:fs/promises';
-import type { KubeConfig, V1ConfigMap } from '@kubernetes/client-node';
-import type { ReconcileResult } from '../../kube/controller.ts';
-import { Discovery } from '../../kube/discovery.ts';
-import { Informer } from '../../kube/informer.ts';
-import { SupervisedInformer, type SupervisorOptions } from '../../kube/supervisor.ts';
-import type { Logger } from '../../log/index.ts';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { InformerCache } from '../../kube/cache.ts';
+import type { Client } from '../../kube/client/index.ts';
+import {
+  Controller,
+  type ControllerOptions,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+} from '../../kube/controller.ts';
+import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
+import type { Manager } from '../../kube/manager.ts';
 import { applySeed, parseSeed } from './seed.ts';
+
+const ConfigMapRef = CoreKinds.ConfigMap as KindRef<V1ConfigMap>;
+
+/** Seeding is one job, not one per object: every trigger maps to this request. */
+const SEED_REQUEST = { namespace: '', name: 'marketplace-seed' };
 
 export interface SeedSource {
   /** A YAML/JSON file with the list (e.g. a mounted ConfigMap); re-read on every seeding. */
@@ -21,80 +32,75 @@ export interface SeedSource {
  * changes. It does not react to the `marketplace-sources` ConfigMap itself: a source a user
  * deleted through the API must stay deleted until the seed list changes.
  */
-export class MarketplaceSeeder {
-  private readonly kc: KubeConfig;
+export class MarketplaceSeeder implements Reconciler {
+  private readonly client: Client;
   private readonly source: SeedSource;
-  private readonly logger: Logger;
-  private readonly discovery: Discovery;
-  private readonly watcher: SupervisedInformer<V1ConfigMap> | undefined;
+  /** Holds the seed ConfigMap when the list comes from one. */
+  private readonly seedCache: InformerCache | undefined;
   private lastReported = '';
 
-  constructor(kc: KubeConfig, source: SeedSource, logger: Logger, supervisor?: SupervisorOptions) {
-    this.kc = kc;
+  constructor(client: Client, source: SeedSource, seedCache?: InformerCache) {
+    this.client = client;
     this.source = source;
-    this.logger = logger;
-    this.discovery = new Discovery(kc);
-    const cm = source.configMap;
-    if (cm) {
-      const informer = new Informer<V1ConfigMap>({
-        kc,
-        path: `/api/v1/namespaces/${encodeURIComponent(cm.namespace)}/configmaps`,
-        fieldSelector: `metadata.name=${cm.name}`,
-      });
-      this.watcher = new SupervisedInformer('marketplace-seed', informer, { logger, ...supervisor });
-    }
-  }
-
-  /** Calls `onChange` whenever the seed ConfigMap changes; starts watching it. */
-  watch(onChange: () => void): void {
-    this.watcher?.informer.addHandlers({ onAdd: onChange, onUpdate: onChange, onDelete: onChange });
-    this.watcher?.start();
-  }
-
-  async waitForSync(): Promise<void> {
-    await this.watcher?.informer.waitForSync();
-  }
-
-  async stop(): Promise<void> {
-    await this.watcher?.stop();
+    this.seedCache = seedCache;
   }
 
   private async readText(): Promise<{ text: string; origin: string } | undefined> {
     const { file, configMap } = this.source;
     if (file) return { text: await readFile(file, 'utf8'), origin: file };
-    if (configMap && this.watcher) {
-      const cm = this.watcher.informer.get(configMap.namespace, configMap.name);
-      const key = configMap.key ?? 'marketplaceSources';
-      const text = cm?.data?.[key];
-      return text === undefined
-        ? undefined
-        : { text, origin: `ConfigMap ${configMap.namespace}/${configMap.name} key ${key}` };
-    }
-    return undefined;
+    if (!configMap || !this.seedCache) return undefined;
+    const cm = this.seedCache.get(ConfigMapRef, configMap.namespace, configMap.name);
+    const key = configMap.key ?? 'marketplaceSources';
+    const text = cm?.data?.[key];
+    if (text === undefined) return undefined;
+    return { text, origin: `ConfigMap ${configMap.namespace}/${configMap.name} key ${key}` };
   }
 
-  async reconcile(): Promise<ReconcileResult | undefined> {
+  async reconcile(_req: unknown, { logger }: ReconcileContext): Promise<ReconcileResult | undefined> {
     const input = await this.readText();
     if (!input) {
-      this.logger.info('no marketplace seed list found; nothing to seed');
+      logger.info('no marketplace seed list found; nothing to seed');
       return undefined;
     }
     const { entries, errors } = parseSeed(input.text, input.origin);
+    // The same rejected entries are reported once, not at every term.
     const report = JSON.stringify(errors);
     if (errors.length && report !== this.lastReported) {
-      this.logger.error({ errors, origin: input.origin }, 'marketplace seed entries rejected');
+      logger.error({ errors, origin: input.origin }, 'marketplace seed entries rejected');
     }
     this.lastReported = report;
-    const results = await applySeed(this.kc, entries, this.source.defaultNamespace, this.discovery);
-    this.logger.info(
+    const results = await applySeed(this.client, entries, this.source.defaultNamespace);
+    const names = (result: string) =>
+      results.filter((r) => r.result === result).map((r) => `${r.namespace}/${r.name}`);
+    logger.info(
       {
         origin: input.origin,
-        applied: results.filter((r) => r.result === 'applied').map((r) => `${r.namespace}/${r.name}`),
-        leftAlone: results.filter((r) => r.result === 'skipped').map((r) => `${r.namespace}/${r.name}`),
+        applied: names('applied'),
+        leftAlone: names('skipped'),
         rejected: errors.length,
       },
       entries.length ? 'marketplace sources seeded' : 'marketplace seed list is empty; nothing to seed',
     );
     return undefined;
   }
+}
+
+/**
+ * The seeding controller. The seed ConfigMap gets a cache of its own: the shared cache holds only
+ * the `marketplace-sources` ConfigMaps (one selection per kind).
+ */
+export function addSeeder(
+  mgr: Manager,
+  source: SeedSource,
+  opts: Omit<ControllerOptions, 'name' | 'reconciler'>,
+): Controller {
+  const cm = source.configMap;
+  const seedCache = cm
+    ? mgr.addCache(cm.namespace, [{ ref: ConfigMapRef, fieldSelector: `metadata.name=${cm.name}` }])
+    : undefined;
+  const reconciler = new MarketplaceSeeder(mgr.client, source, seedCache);
+  const ctl = new Controller({ ...opts, name: 'marketplace-seed', workers: 1, reconciler });
+  ctl.startWith(() => [SEED_REQUEST]);
+  if (seedCache) ctl.watches(seedCache, ConfigMapRef, () => [SEED_REQUEST]);
+  return mgr.add(ctl);
 }

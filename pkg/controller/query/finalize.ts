@@ -1,24 +1,21 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import { QUERY_FINALIZER, type Query } from '../../api/index.ts';
-import type { QueryEngine, ResourceLookup } from '../../engine/contract.ts';
+import { Kinds, QUERY_FINALIZER, type Query } from '../../api/index.ts';
+import type { QueryEngine } from '../../engine/contract.ts';
 import { jitteredBackoff } from '../../kube/backoff.ts';
-import type { ReconcileResult } from '../../kube/controller.ts';
+import { type Client, hasFinalizer, removeFinalizer } from '../../kube/client/index.ts';
+import type { ReconcileContext, ReconcileResult } from '../../kube/controller.ts';
 import type { EventRecorder } from '../../kube/events.ts';
-import { hasFinalizer, removeFinalizer } from '../../kube/objects.ts';
-import type { Logger } from '../../log/index.ts';
 import { type PurgeStep, purgeEvents, purgeMessages } from './purge.ts';
 import type { Runs } from './runs.ts';
 import { formatDuration } from './status.ts';
 
 export interface FinalizerDeps {
-  kc: KubeConfig;
-  lookup: ResourceLookup;
+  client: Client;
   engine?: QueryEngine;
   brokerUrl?: string;
   recorder: EventRecorder;
-  logger: Logger;
   runs: Runs;
   onPurged?(seconds: number, complete: boolean): void;
+  fetch?: typeof fetch;
 }
 
 export interface FinalizerOptions {
@@ -58,20 +55,19 @@ export class QueryFinalizer {
     }));
   }
 
-  async finalize(q: Query, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+  async finalize(q: Query, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     const uid = q.metadata.uid ?? '';
     if (!hasFinalizer(q, QUERY_FINALIZER)) {
       this.purges.delete(uid);
       return undefined;
     }
-    const deletedAt = Date.parse(String(q.metadata.deletionTimestamp));
-    const age = Date.now() - deletedAt;
+    const age = Date.now() - Date.parse(String(q.metadata.deletionTimestamp));
     const graceLeft = this.o.purgeGraceMs - age;
     const state = this.purges.get(uid) ?? { attempts: 0, flushed: false };
     this.purges.set(uid, state);
     const run = this.d.runs.get(uid);
     if (run && !run.outcome && graceLeft > 0) {
-      // Purge only after the run stopped writing; its end re-enqueues the key.
+      // Purge only after the run stopped writing; its end re-enqueues the request.
       this.d.runs.abort(run, 'deleted');
       return { requeueAfterMs: graceLeft };
     }
@@ -79,51 +75,53 @@ export class QueryFinalizer {
     if (run) this.d.runs.finish(uid);
     if (ranHere && !state.flushed) await this.flushEngine();
     state.flushed = true;
-    const deps = { lookup: this.d.lookup, brokerUrl: this.d.brokerUrl, timeoutMs: this.o.purgeTimeoutMs };
+    await this.purge(q, state, ctx.signal);
+    const failed = [state.messages, state.events].filter((s): s is PurgeStep => !s?.done);
+    if (failed.length === 0) {
+      await this.release(q, age, true, ctx.signal);
+      ctx.logger.info({ attempts: state.attempts + 1 }, 'broker data purged; finalizer released');
+      return undefined;
+    }
+    if (graceLeft <= 0) return this.giveUp(q, age, failed, ctx);
+    const delay = jitteredBackoff(state.attempts++, this.o.purgeRetryInitialMs, this.o.purgeRetryMaxMs);
+    const retryInMs = Math.min(delay, graceLeft);
+    const errors = failed.map((s) => s.error);
+    ctx.logger.warn({ attempt: state.attempts, retryInMs, failed: errors }, 'purge failed; retrying');
+    return { requeueAfterMs: retryInMs };
+  }
+
+  /** Purges what is not purged yet (a retry does not repeat a step that succeeded). */
+  private async purge(q: Query, state: PurgeState, signal: AbortSignal): Promise<void> {
+    const deps = {
+      reader: this.d.client,
+      brokerUrl: this.d.brokerUrl,
+      timeoutMs: this.o.purgeTimeoutMs,
+      ...(this.d.fetch ? { fetch: this.d.fetch } : {}),
+    };
     const [messages, events] = await Promise.all([
       state.messages?.done ? state.messages : purgeMessages(deps, q, signal),
       state.events?.done ? state.events : purgeEvents(deps, q, signal),
     ]);
     Object.assign(state, { messages, events });
-    const key = `${q.metadata.namespace}/${q.metadata.name}`;
-    if (messages.done && events.done) {
-      await removeFinalizer(this.d.kc, 'queries', q, QUERY_FINALIZER, signal);
-      this.purges.delete(uid);
-      this.d.onPurged?.(age / 1000, true);
-      this.d.logger.info(
-        { query: key, attempts: state.attempts + 1 },
-        'broker data purged; finalizer released',
-      );
-      return undefined;
-    }
-    const failed = [messages, events].filter((s) => !s.done);
-    if (graceLeft <= 0) {
-      const what = failed.map((s) => `${s.target}: ${s.error}`).join('; ');
-      await this.d.recorder.record(q, {
-        type: 'Warning',
-        reason: 'PurgeIncomplete',
-        message: `finalizer released after the ${formatDuration(this.o.purgeGraceMs)} grace period; not purged: ${what}`,
-      });
-      await removeFinalizer(this.d.kc, 'queries', q, QUERY_FINALIZER, signal);
-      this.purges.delete(uid);
-      this.d.onPurged?.(age / 1000, false);
-      this.d.logger.warn(
-        { query: key, notPurged: what },
-        'purge incomplete after grace period; finalizer released',
-      );
-      return undefined;
-    }
-    const delay = jitteredBackoff(state.attempts++, this.o.purgeRetryInitialMs, this.o.purgeRetryMaxMs);
-    this.d.logger.warn(
-      {
-        query: key,
-        attempt: state.attempts,
-        retryInMs: Math.min(delay, graceLeft),
-        failed: failed.map((s) => s.error),
-      },
-      'purge failed; retrying',
-    );
-    return { requeueAfterMs: Math.min(delay, graceLeft) };
+  }
+
+  /** The grace period is over: release anyway, and say in an Event what was left behind. */
+  private async giveUp(q: Query, age: number, failed: PurgeStep[], ctx: ReconcileContext) {
+    const what = failed.map((s) => `${s.target}: ${s.error}`).join('; ');
+    await this.d.recorder.record(q, {
+      type: 'Warning',
+      reason: 'PurgeIncomplete',
+      message: `finalizer released after the ${formatDuration(this.o.purgeGraceMs)} grace period; not purged: ${what}`,
+    });
+    await this.release(q, age, false, ctx.signal);
+    ctx.logger.warn({ notPurged: what }, 'purge incomplete after grace period; finalizer released');
+    return undefined;
+  }
+
+  private async release(q: Query, age: number, complete: boolean, signal: AbortSignal): Promise<void> {
+    await removeFinalizer(this.d.client, Kinds.Query, q, QUERY_FINALIZER, signal);
+    this.purges.delete(q.metadata.uid ?? '');
+    this.d.onPurged?.(age / 1000, complete);
   }
 
   /** The engine sends events asynchronously: drain them first, or they could land after the purge. */

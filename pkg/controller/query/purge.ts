@@ -1,8 +1,14 @@
-import { DEFAULT_MEMORY_NAME, type Memory, type Query } from '../../api/index.ts';
-import type { ResourceLookup } from '../../engine/contract.ts';
+import type { V1Secret } from '@kubernetes/client-node';
+import { DEFAULT_MEMORY_NAME, Kinds, type Memory, type Query } from '../../api/index.ts';
+import { ignoreNotFound, type Reader } from '../../kube/client/index.ts';
+import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
+import { secretValue } from '../lookup.ts';
+
+const SecretRef = CoreKinds.Secret as KindRef<V1Secret>;
 
 export interface PurgeDeps {
-  lookup: ResourceLookup;
+  /** Reads the Memory and its header Secrets (the cache in a controller). */
+  reader: Reader;
   brokerUrl?: string;
   /** Per-request timeout. */
   timeoutMs: number;
@@ -17,13 +23,14 @@ export interface PurgeStep {
   error?: string;
 }
 
-function memoryHeaders(deps: PurgeDeps, memory: Memory, namespace: string): Record<string, string> {
+async function memoryHeaders(deps: PurgeDeps, memory: Memory, namespace: string) {
   const headers: Record<string, string> = {};
   for (const h of memory.spec.headers ?? []) {
     if (h.value !== undefined) headers[h.name] = h.value;
     const ref = h.valueFrom?.secretKeyRef;
     if (ref) {
-      const v = deps.lookup.secretValue(namespace, ref.name, ref.key);
+      const secret = await ignoreNotFound(deps.reader.get(SecretRef, { namespace, name: ref.name }));
+      const v = secretValue(secret, ref.key);
       if (v === undefined) throw new Error(`header ${h.name}: secret ${ref.name} key ${ref.key} not found`);
       headers[h.name] = v;
     }
@@ -60,14 +67,14 @@ async function del(
 export async function purgeMessages(deps: PurgeDeps, q: Query, signal: AbortSignal): Promise<PurgeStep> {
   const ns = q.metadata.namespace ?? 'default';
   const name = q.spec.memory?.name ?? DEFAULT_MEMORY_NAME;
-  const memory = deps.lookup.memory(ns, name);
+  const memory = await ignoreNotFound(deps.reader.get(Kinds.Memory, { namespace: ns, name }));
   if (!memory) return { done: true, target: `messages: no Memory ${name} in ${ns}, nothing to purge` };
   const addr = memory.status?.lastResolvedAddress;
   const target = `messages via Memory ${name}${addr ? ` (${addr})` : ''}`;
   if (!addr) return { done: false, target, error: `Memory ${name} has no resolved address` };
   let headers: Record<string, string>;
   try {
-    headers = memoryHeaders(deps, memory, ns);
+    headers = await memoryHeaders(deps, memory, ns);
   } catch (err) {
     return { done: false, target, error: (err as Error).message };
   }

@@ -1,18 +1,28 @@
-import type { KubeConfig } from '@kubernetes/client-node';
-import { QUERY_FINALIZER, type Query, TERMINAL_PHASES } from '../../api/index.ts';
-import type { QueryEngine, ResourceLookup } from '../../engine/contract.ts';
-import { parseDuration } from '../../engine/duration.ts';
-import type { InformerCache } from '../../kube/cache.ts';
-import type { ReconcileResult } from '../../kube/controller.ts';
+import { Kinds, QUERY_FINALIZER, type Query, TERMINAL_PHASES } from '../../api/index.ts';
+import type { QueryEngine } from '../../engine/contract.ts';
+import {
+  addFinalizer,
+  type Client,
+  ignoreNotFound,
+  isConflict,
+  patchStatus,
+} from '../../kube/client/index.ts';
+import type {
+  ReconcileContext,
+  ReconcileResult,
+  Reconciler,
+  Request,
+  Source,
+} from '../../kube/controller.ts';
 import type { EventRecorder } from '../../kube/events.ts';
-import { addFinalizer, deleteObject, hasFinalizer, patchStatus } from '../../kube/objects.ts';
+import type { Runnable } from '../../kube/manager.ts';
 import { type Logger, truncateForLog } from '../../log/index.ts';
 import { QueryFinalizer } from './finalize.ts';
 import { type Run, Runs } from './runs.ts';
 import { endedWithoutRun, finishedStatus, runningStatus } from './status.ts';
+import { completedAt, ttlRequeue } from './ttl.ts';
 
 export const ORPHANED_MESSAGE = 'controller restarted while the query was running';
-const DAY_MS = 86_400_000;
 const CONVERSATION_PATCH_DELAY_MS = 250;
 
 export interface QueryReconcilerOptions {
@@ -28,30 +38,32 @@ export interface QueryReconcilerOptions {
 }
 
 export interface QueryReconcilerDeps {
-  kc: KubeConfig;
-  cache: InformerCache;
-  lookup: ResourceLookup;
+  /** Reads (served by the informer cache in a controller) and writes. */
+  client: Client;
   engine?: QueryEngine;
   brokerUrl?: string;
   recorder: EventRecorder;
-  logger: Logger;
-  enqueue(key: string): void;
+  /** For what happens outside any reconcile (runs aborted on shutdown). */
+  logger?: Logger;
   onPurged?(seconds: number, complete: boolean): void;
+  /** The purge's HTTP client (tests give a fake broker). Default global fetch. */
+  fetch?: typeof fetch;
 }
-
-const isConflict = (err: unknown) => (err as { reason?: string })?.reason === 'Conflict';
-const isNotFound = (err: unknown) => (err as { reason?: string })?.reason === 'NotFound';
 
 /**
  * Owns the Query lifecycle: finalizer, dispatch of pending queries to the engine (phase running,
  * AbortSignal for cancel/deletion/shutdown, outcome → status), failing queries orphaned by a
- * previous leader, TTL deletion, and the broker purge that the finalizer guards.
+ * previous leader, TTL deletion, and the broker purge that the finalizer guards. A Runnable that
+ * needs the lease: stopping it (shutdown, lost lease) aborts this process's engine runs.
  */
-export class QueryReconciler {
+export class QueryReconciler implements Reconciler, Runnable {
+  readonly name = 'query-runs';
+  readonly needLeaderElection = true;
   readonly runs = new Runs();
   private readonly finalizer: QueryFinalizer;
   private readonly d: QueryReconcilerDeps;
   private readonly o: Required<QueryReconcilerOptions>;
+  private readonly runEndedListeners = new Set<(req: Request) => void>();
 
   constructor(deps: QueryReconcilerDeps, opts: QueryReconcilerOptions = {}) {
     this.d = deps;
@@ -65,9 +77,22 @@ export class QueryReconciler {
     this.finalizer = new QueryFinalizer({ ...deps, runs: this.runs }, this.o);
   }
 
+  /** Requests of queries whose engine run ended: their outcome is to be written. */
+  readonly runEnded: Source = (enqueue) => {
+    this.runEndedListeners.add(enqueue);
+    return () => void this.runEndedListeners.delete(enqueue);
+  };
+
   /** Deleted queries whose purge has not completed yet, with what failed last (health, tests). */
   pendingPurges(): Array<{ uid: string; attempts: number; failed: string[] }> {
     return this.finalizer.pending();
+  }
+
+  start(): void {}
+
+  stop(): void {
+    const aborted = this.stopRuns();
+    if (aborted) this.d.logger?.warn({ aborted }, 'stopped reconciling: query runs aborted');
   }
 
   /** Stops every engine run without writing its outcome (the next leader fails them as orphaned). */
@@ -75,9 +100,9 @@ export class QueryReconciler {
     return this.runs.abortAll('shutdown');
   }
 
-  async reconcile(key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     try {
-      return await this.reconcileOnce(key, signal);
+      return await this.reconcileOnce(req, ctx);
     } catch (err) {
       // Someone (often our own earlier write) changed the object: retry against the fresher cache.
       if (isConflict(err)) return { requeue: true };
@@ -85,58 +110,50 @@ export class QueryReconciler {
     }
   }
 
-  private async reconcileOnce(key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const [ns = '', name = ''] = key.split('/');
-    const cached = this.d.cache.get('queries', ns, name) as Query | undefined;
+  private async reconcileOnce(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    const { signal } = ctx;
+    const cached = await ignoreNotFound(this.d.client.get(Kinds.Query, req, { signal }));
     if (!cached) {
       // Gone without our finalizer (someone removed it): stop its run, nothing else can be done.
-      const orphan = this.runs.byKey(key);
+      const orphan = this.runs.byRequest(req);
       if (orphan) {
         this.runs.abort(orphan, 'deleted');
         this.runs.finish(orphan.uid);
       }
       return undefined;
     }
-    if (cached.metadata.deletionTimestamp) return this.finalizer.finalize(cached, signal);
-    let q = cached;
-    if (!hasFinalizer(q, QUERY_FINALIZER)) {
-      q = await addFinalizer(this.d.kc, 'queries', q, QUERY_FINALIZER, signal);
-    }
+    if (cached.metadata.deletionTimestamp) return this.finalizer.finalize(cached, ctx);
+    const q = await addFinalizer(this.d.client, Kinds.Query, cached, QUERY_FINALIZER, signal);
     const phase = q.status?.phase ?? 'pending';
-    if (phase === 'pending') return this.dispatch(q, key, signal);
-    if (phase === 'running') return this.running(q, signal);
-    if (TERMINAL_PHASES.includes(phase)) return this.expire(q, signal);
+    if (phase === 'pending') return this.dispatch(q, req, ctx);
+    if (phase === 'running') return this.running(q, ctx);
+    if (TERMINAL_PHASES.includes(phase)) return this.expire(q, ctx);
     return undefined;
   }
 
-  private async dispatch(q: Query, key: string, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+  private async dispatch(
+    q: Query,
+    req: Request,
+    ctx: ReconcileContext,
+  ): Promise<ReconcileResult | undefined> {
     const engine = this.d.engine;
     if (!engine) return undefined; // no engine in this process: someone else runs queries
     if (q.spec.cancel) {
-      await this.writeFinal(
-        q,
-        endedWithoutRun(q, 'canceled', 'canceled before it started', new Date()),
-        signal,
-        true,
-      );
+      const status = endedWithoutRun(q, 'canceled', 'canceled before it started', new Date());
+      await this.writeFinal(q, status, ctx.signal, true);
       return undefined;
     }
     if (this.runs.get(q.metadata.uid)) return undefined; // our own running write is not cached yet
     if (this.runs.size >= this.o.maxConcurrentRuns) return { requeueAfterMs: 1000 };
     // Conditional on the version we saw, so a stale cache can never start a query twice.
-    const running = await patchStatus<Query>(this.d.kc, 'queries', q, runningStatus(q, new Date()), {
+    const running = await patchStatus<Query>(this.d.client, Kinds.Query, q, runningStatus(q, new Date()), {
       resourceVersion: q.metadata.resourceVersion,
-      signal,
+      signal: ctx.signal,
     });
-    const run = this.runs.start(q.metadata.uid ?? '', key);
-    const log = this.d.logger.child({ query: key, uid: q.metadata.uid });
-    log.info(
-      {
-        target: q.spec.target,
-        input: truncateForLog(typeof q.spec.input === 'string' ? q.spec.input : JSON.stringify(q.spec.input)),
-      },
-      'query dispatched to the engine',
-    );
+    const run = this.runs.start(q.metadata.uid ?? '', req);
+    const log = ctx.logger.child({ uid: q.metadata.uid });
+    const input = typeof q.spec.input === 'string' ? q.spec.input : JSON.stringify(q.spec.input);
+    log.info({ target: q.spec.target, input: truncateForLog(input) }, 'query dispatched to the engine');
     void this.execute(engine, running, run, log);
     return undefined;
   }
@@ -151,10 +168,10 @@ export class QueryReconciler {
         onConversation: (conversationId) => {
           conversationTimer = setTimeout(() => {
             if (!this.runs.isCurrent(run) || run.outcome) return;
-            patchStatus(this.d.kc, 'queries', q, {
-              conversationId,
-              a2a: { contextId: conversationId },
-            }).catch((err) => log.warn({ err }, 'could not record the conversation id'));
+            const status = { conversationId, a2a: { contextId: conversationId } };
+            patchStatus(this.d.client, Kinds.Query, q, status).catch((err) =>
+              log.warn({ err }, 'could not record the conversation id'),
+            );
           }, CONVERSATION_PATCH_DELAY_MS);
         },
       });
@@ -172,15 +189,15 @@ export class QueryReconciler {
       },
       'query run ended',
     );
-    if (this.runs.isCurrent(run)) this.d.enqueue(run.key);
+    if (this.runs.isCurrent(run)) for (const enqueue of this.runEndedListeners) enqueue(run.req);
   }
 
-  private async running(q: Query, signal: AbortSignal): Promise<ReconcileResult | undefined> {
+  private async running(q: Query, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     const run = this.runs.get(q.metadata.uid);
     if (run?.outcome) {
-      await this.writeFinal(q, finishedStatus(q, run.outcome, new Date()), signal, false);
+      await this.writeFinal(q, finishedStatus(q, run.outcome, new Date()), ctx.signal, false);
       this.runs.finish(run.uid);
-      return this.ttlRequeue(q, new Date());
+      return ttlRequeue(q, new Date());
     }
     if (run) {
       if (q.spec.cancel) this.runs.abort(run, 'canceled');
@@ -188,57 +205,33 @@ export class QueryReconciler {
     }
     // Our final write may simply not have reached the cache yet; its watch event reconciles again.
     if (this.runs.recentlyFinished(q.metadata.uid)) return undefined;
-    this.d.logger.warn(
-      { query: `${q.metadata.namespace}/${q.metadata.name}` },
-      'failing an orphaned running query',
-    );
-    await this.writeFinal(q, endedWithoutRun(q, 'error', ORPHANED_MESSAGE, new Date()), signal, true);
+    ctx.logger.warn('failing an orphaned running query');
+    const status = endedWithoutRun(q, 'error', ORPHANED_MESSAGE, new Date());
+    await this.writeFinal(q, status, ctx.signal, true);
     return undefined;
   }
 
+  /** The final status; conditional when it must not overwrite a status someone wrote since. */
   private async writeFinal(
     q: Query,
     status: Record<string, unknown>,
     signal: AbortSignal,
     conditional: boolean,
-  ) {
-    try {
-      await patchStatus(this.d.kc, 'queries', q, status, {
-        signal,
-        ...(conditional ? { resourceVersion: q.metadata.resourceVersion } : {}),
-      });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-  }
-
-  private ttlMs(q: Query): number {
-    try {
-      return parseDuration(q.spec.ttl ?? '720h');
-    } catch {
-      return 720 * 3_600_000;
-    }
-  }
-
-  private ttlRequeue(q: Query, completedAt: Date): ReconcileResult {
-    const remaining = completedAt.getTime() + this.ttlMs(q) - Date.now();
-    return { requeueAfterMs: Math.max(0, Math.min(remaining, DAY_MS)) };
+  ): Promise<void> {
+    const version = conditional ? { resourceVersion: q.metadata.resourceVersion } : {};
+    await ignoreNotFound(patchStatus(this.d.client, Kinds.Query, q, status, { signal, ...version }));
   }
 
   /** Deletes a finished Query `spec.ttl` after completion; the deletion runs the purge. */
-  private async expire(q: Query, signal: AbortSignal): Promise<ReconcileResult | undefined> {
-    const base = q.status?.completionTime ?? q.metadata.creationTimestamp;
-    const completedAt = base ? new Date(base) : new Date();
-    const next = this.ttlRequeue(q, completedAt);
+  private async expire(q: Query, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    const next = ttlRequeue(q, completedAt(q));
     if ((next.requeueAfterMs ?? 0) > 0) return next;
-    this.d.logger.info(
-      { query: `${q.metadata.namespace}/${q.metadata.name}`, ttl: q.spec.ttl },
-      'TTL expired; deleting',
+    ctx.logger.info({ ttl: q.spec.ttl }, 'TTL expired; deleting');
+    // The uid precondition: never delete a new Query that took the expired one's name.
+    const key = { namespace: q.metadata.namespace, name: q.metadata.name };
+    await ignoreNotFound(
+      this.d.client.delete(Kinds.Query, key, { preconditions: { uid: q.metadata.uid }, signal: ctx.signal }),
     );
-    await deleteObject(this.d.kc, 'queries', q.metadata.namespace, q.metadata.name, {
-      uid: q.metadata.uid,
-      signal,
-    });
     return undefined;
   }
 }

@@ -1,10 +1,11 @@
 import type { QueryOutcome } from '../../engine/contract.ts';
+import type { Request } from '../../kube/controller.ts';
 
 export type AbortReason = 'canceled' | 'deleted' | 'shutdown';
 
 export interface Run {
   uid: string;
-  key: string;
+  req: Request;
   ctl: AbortController;
   startedAt: number;
   outcome?: QueryOutcome;
@@ -33,8 +34,8 @@ export class Runs {
     return uid ? this.byUid.get(uid) : undefined;
   }
 
-  start(uid: string, key: string): Run {
-    const run: Run = { uid, key, ctl: new AbortController(), startedAt: Date.now() };
+  start(uid: string, req: Request): Run {
+    const run: Run = { uid, req, ctl: new AbortController(), startedAt: Date.now() };
     this.byUid.set(uid, run);
     return run;
   }
@@ -51,8 +52,9 @@ export class Runs {
   }
 
   /** The run of a Query by namespace/name (its object may already be gone from the cache). */
-  byKey(key: string): Run | undefined {
-    for (const run of this.byUid.values()) if (run.key === key) return run;
+  byRequest(req: Request): Run | undefined {
+    for (const run of this.byUid.values())
+      if (run.req.namespace === req.namespace && run.req.name === req.name) return run;
     return undefined;
   }
 
