@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { Logger } from '../log/index.ts';
 import { acceptsApiKeys, acceptsJwt, resolveAuthMode } from './mode.ts';
 
 describe('resolveAuthMode', () => {
@@ -10,16 +11,16 @@ describe('resolveAuthMode', () => {
   });
 
   it('treats unset as open without a warning', () => {
-    const warn = vi.fn();
-    expect(resolveAuthMode(undefined, { warn } as never)).toBe('open');
-    expect(resolveAuthMode('', { warn } as never)).toBe('open');
+    const warn = vi.fn<Logger['warn']>();
+    expect(resolveAuthMode(undefined, { warn })).toBe('open');
+    expect(resolveAuthMode('', { warn })).toBe('open');
     expect(warn).not.toHaveBeenCalled();
   });
 
   it('falls back to open on an invalid value and warns once per value', () => {
-    const warn = vi.fn();
-    expect(resolveAuthMode('oidc-please', { warn } as never)).toBe('open');
-    expect(resolveAuthMode('oidc-please', { warn } as never)).toBe('open');
+    const warn = vi.fn<Logger['warn']>();
+    expect(resolveAuthMode('oidc-please', { warn })).toBe('open');
+    expect(resolveAuthMode('oidc-please', { warn })).toBe('open');
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn.mock.calls[0]?.[1]).toMatch(/invalid AUTH_MODE "oidc-please".*open/);
   });

@@ -9,20 +9,29 @@ export interface TimedEntry extends Entry {
 
 export interface IndexedLogOptions<E extends TimedEntry, K extends string> {
   caps: Caps;
-  /** Secondary indexes: name → the entry's key ('' = not indexed). */
+  /** Secondary indexes: name → the entry's key ('' = not indexed, unless `indexEmpty`). */
   keys: Record<K, (e: E) => string>;
+  /** Indexes '' like any key, for a store whose filters may ask for an empty id. */
+  indexEmpty?: boolean;
   journal?: Journal | undefined;
   /** Rebuilds an entry from a persisted record (the parsed object and its JSON). */
   revive: (record: Record<string, unknown>, json: string, expiresAt: number) => E;
   /** Extra journal operations of the owning store (`$op` other than del/clear). */
   onOp?: (op: Record<string, unknown>) => void;
+  /**
+   * Sees each journal line first and returns true when it handled it: for a store whose journal
+   * shapes predate this engine (the messages store's `del` has no `k`, and it keeps a `$convSeq`).
+   */
+  ownLine?: (line: Record<string, unknown>) => boolean;
   onEvict?: (e: E) => void;
+  /** Entries deleted or expired (evictions go to `onEvict`; a clear reports none, it drops all). */
+  onRemove?: (gone: E[]) => void;
   now?: () => number;
 }
 
 /**
  * A capped, optionally persisted log with per-key indexes and expiry: the shared engine of the
- * event, chunk and span stores. Sequences are kept in a watermark so they are never reused.
+ * message, event, chunk and span stores. Sequences are kept in a watermark so they are never reused.
  */
 export class IndexedLog<E extends TimedEntry, K extends string> {
   readonly log: CappedLog<E>;
@@ -48,9 +57,10 @@ export class IndexedLog<E extends TimedEntry, K extends string> {
 
   async load(): Promise<void> {
     await this.#opts.journal?.load((v) => {
+      if (this.#opts.ownLine?.(v)) return;
       if (typeof v.$seq === 'number') this.seq = Math.max(this.seq, v.$seq);
       else if (v.$op === 'del') this.#remove(v.k as K, String(v.v));
-      else if (v.$op === 'clear') this.#clear();
+      else if (v.$op === 'clear') this.dropAll();
       else if (typeof v.$op === 'string') this.#opts.onOp?.(v);
       else if (v.r && typeof v.r === 'object') {
         const r = v.r as Record<string, unknown>;
@@ -97,17 +107,37 @@ export class IndexedLog<E extends TimedEntry, K extends string> {
   }
 
   clear(): number {
-    const n = this.#clear();
+    const n = this.dropAll();
     this.journalOp({ $op: 'clear' });
     this.#opts.journal?.append(seqLine(this.seq));
     return n;
+  }
+
+  /** Deletes without journaling, for a store that journals deletions in its own shape. */
+  dropWhere(pred: (e: E) => boolean): number {
+    const gone = this.log.removeWhere(pred);
+    if (gone.length) {
+      const set = new Set(gone);
+      for (const [name, idx] of this.#idx) {
+        const keys = new Set(gone.map((e) => this.#opts.keys[name](e)));
+        for (const k of keys) idx.removeFrom(k, (x) => set.has(x));
+      }
+      this.#opts.onRemove?.(gone);
+    }
+    return gone.length;
+  }
+
+  /** Clears without journaling (see `dropWhere`). */
+  dropAll(): number {
+    for (const idx of this.#idx.values()) idx.clear();
+    return this.log.clear();
   }
 
   sweep(extraSnapshot: () => Iterable<string> = () => []): void {
     const now = this.#now();
     if (now >= this.#nextExpiry) {
       this.#nextExpiry = Number.POSITIVE_INFINITY;
-      this.#removeWhere((e) => e.expiresAt <= now);
+      this.dropWhere((e) => e.expiresAt <= now);
       for (const e of this.log.entries.values()) this.#nextExpiry = Math.min(this.#nextExpiry, e.expiresAt);
     }
     this.#opts.journal?.flush();
@@ -133,30 +163,13 @@ export class IndexedLog<E extends TimedEntry, K extends string> {
 
   #remove(name: K, value: string): number {
     const key = this.#opts.keys[name];
-    return this.#removeWhere((e) => key(e) === value);
-  }
-
-  #removeWhere(pred: (e: E) => boolean): number {
-    const gone = this.log.removeWhere(pred);
-    if (gone.length) {
-      const set = new Set(gone);
-      for (const [name, idx] of this.#idx) {
-        const keys = new Set(gone.map((e) => this.#opts.keys[name](e)));
-        for (const k of keys) idx.removeFrom(k, (x) => set.has(x));
-      }
-    }
-    return gone.length;
-  }
-
-  #clear(): number {
-    for (const idx of this.#idx.values()) idx.clear();
-    return this.log.clear();
+    return this.dropWhere((e) => key(e) === value);
   }
 
   #forKeys(e: E, fn: (idx: KeyIndex<E>, key: string) => void): void {
     for (const [name, idx] of this.#idx) {
       const key = this.#opts.keys[name](e);
-      if (key) fn(idx, key);
+      if (key || this.#opts.indexEmpty) fn(idx, key);
     }
   }
 }
