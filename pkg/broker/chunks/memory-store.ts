@@ -1,7 +1,7 @@
 import type { Caps } from '../core/capped-log.ts';
 import { entryBytes } from '../core/capped-log.ts';
-import { IndexedLog } from '../core/indexed-log.ts';
 import type { Journal } from '../core/journal.ts';
+import { LogStore } from '../core/log-store.ts';
 import type { Page } from '../core/seq-deque.ts';
 import type { ChunkStore, CompleteResult, StoredChunk, StreamState } from './types.ts';
 
@@ -31,37 +31,19 @@ function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): S
 }
 
 /** Chunks in memory: one firehose log indexed by query, plus each query's stream state. */
-export class MemoryChunkStore implements ChunkStore {
-  readonly #log: IndexedLog<StoredChunk, 'query'>;
+export class MemoryChunkStore extends LogStore<StoredChunk, 'query'> implements ChunkStore {
   readonly #streams = new Map<string, StreamState>();
-  readonly #listeners: Array<(c: StoredChunk) => void> = [];
   readonly #opts: MemoryChunkStoreOptions;
 
   constructor(opts: MemoryChunkStoreOptions) {
-    this.#opts = opts;
-    this.#log = new IndexedLog({
+    super({
       caps: opts.caps,
       keys: { query: (e) => e.query },
       journal: opts.journal,
       now: opts.now,
-      revive: (r, json, x) => {
-        const e = entryOf(r, json, x);
-        this.#track(e);
-        return e;
-      },
+      revive: entryOf,
     });
-  }
-
-  load(): Promise<void> {
-    return this.#log.load();
-  }
-
-  head(): number {
-    return this.#log.seq;
-  }
-
-  onAppend(listener: (c: StoredChunk) => void): void {
-    this.#listeners.push(listener);
+    this.#opts = opts;
   }
 
   state(query: string): StreamState | undefined {
@@ -84,22 +66,22 @@ export class MemoryChunkStore implements ChunkStore {
   }
 
   async page(query: string | undefined, cursor: number, limit: number): Promise<Page<StoredChunk>> {
-    return this.#log.page(query === undefined ? undefined : ['query', query], cursor, limit);
+    return this.log.page(query === undefined ? undefined : ['query', query], cursor, limit);
   }
 
   async purge(): Promise<number> {
     this.#streams.clear();
-    return this.#log.clear();
+    return this.log.clear();
   }
 
   sweep(): void {
-    const cutoff = this.#log.now() - this.#opts.ttlSeconds * 1000;
+    const cutoff = this.log.now() - this.#opts.ttlSeconds * 1000;
     for (const [q, st] of this.#streams) if (st.lastActivity < cutoff) this.#streams.delete(q);
-    this.#log.sweep();
+    this.log.sweep();
   }
 
   async close(): Promise<void> {
-    this.#log.close();
+    this.log.close();
   }
 
   /** A new run: the stream is (re)opened after everything stored so far. */
@@ -108,45 +90,50 @@ export class MemoryChunkStore implements ChunkStore {
     this.#streams.set(query, {
       query,
       completed: false,
-      runAfter: this.#log.seq,
-      lastActivity: this.#log.now(),
+      runAfter: this.log.seq,
+      lastActivity: this.log.now(),
     });
     while (this.#streams.size > this.#opts.maxStreams) {
       const oldest = this.#streams.keys().next().value as string;
       this.#streams.delete(oldest);
-      this.#log.remove('query', oldest);
+      this.log.remove('query', oldest);
     }
   }
 
   #add(query: string, kind: 'chunk' | 'complete', chunk?: Record<string, unknown>): StoredChunk {
-    const now = this.#log.now();
-    const head = `{"sequence":${this.#log.nextSeq()},"query":${JSON.stringify(query)},"timestamp":"${new Date(now).toISOString()}"`;
+    const now = this.log.now();
+    const head = `{"sequence":${this.log.nextSeq()},"query":${JSON.stringify(query)},"timestamp":"${new Date(now).toISOString()}"`;
     const json =
       kind === 'chunk'
         ? `${head},"type":"chunk"${CHUNK_KEY}${JSON.stringify(chunk)}}`
         : `${head},"type":"complete"}`;
     const e = entryOf(
       kind === 'chunk'
-        ? { sequence: this.#log.seq, query, type: kind, chunk }
-        : { sequence: this.#log.seq, query, type: kind },
+        ? { sequence: this.log.seq, query, type: kind, chunk }
+        : { sequence: this.log.seq, query, type: kind },
       json,
       now + this.#opts.ttlSeconds * 1000,
     );
-    this.#log.append(e);
+    this.log.append(e);
     this.#track(e);
-    for (const l of this.#listeners) l(e);
+    this.emit(e);
     return e;
   }
 
   /** Keeps stream states in step with records (also while loading the journal). */
+  /** Stream states are derived from the chunks: rebuilt as the journal replays them. */
+  protected override revived(e: StoredChunk): void {
+    this.#track(e);
+  }
+
   #track(e: StoredChunk): void {
     let st = this.#streams.get(e.query);
     if (!st || (st.completed && e.kind === 'chunk')) {
       this.#streams.delete(e.query);
-      st = { query: e.query, completed: false, runAfter: e.seq - 1, lastActivity: this.#log.now() };
+      st = { query: e.query, completed: false, runAfter: e.seq - 1, lastActivity: this.log.now() };
       this.#streams.set(e.query, st);
     }
-    st.lastActivity = this.#log.now();
+    st.lastActivity = this.log.now();
     if (e.kind === 'complete') st.completed = true;
   }
 }

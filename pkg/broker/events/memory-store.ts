@@ -1,7 +1,7 @@
 import type { Caps } from '../core/capped-log.ts';
 import { entryBytes } from '../core/capped-log.ts';
-import { IndexedLog } from '../core/indexed-log.ts';
 import type { Journal } from '../core/journal.ts';
+import { LogStore } from '../core/log-store.ts';
 import type { Page } from '../core/seq-deque.ts';
 import { type EventFilter, type EventInput, type EventStore, type StoredEvent, sessionOf } from './types.ts';
 
@@ -29,43 +29,29 @@ function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): S
 }
 
 /** Operation events in memory, indexed by query and by session. */
-export class MemoryEventStore implements EventStore {
-  readonly #log: IndexedLog<StoredEvent, 'query' | 'session'>;
-  readonly #listeners: Array<(e: StoredEvent) => void> = [];
+export class MemoryEventStore extends LogStore<StoredEvent, 'query' | 'session'> implements EventStore {
   readonly #ttlMs: number;
 
   constructor(opts: MemoryEventStoreOptions) {
-    this.#ttlMs = opts.ttlSeconds * 1000;
-    this.#log = new IndexedLog({
+    super({
       caps: opts.caps,
       keys: { query: (e) => e.queryId, session: (e) => e.sessionId },
       journal: opts.journal,
       revive: entryOf,
       now: opts.now,
     });
-  }
-
-  load(): Promise<void> {
-    return this.#log.load();
+    this.#ttlMs = opts.ttlSeconds * 1000;
   }
 
   /** Entries in sequence order (sessions are rebuilt from them after a restart). */
   entries(): Iterable<StoredEvent> {
-    return this.#log.log.entries.values();
-  }
-
-  head(): number {
-    return this.#log.seq;
-  }
-
-  onAppend(listener: (e: StoredEvent) => void): void {
-    this.#listeners.push(listener);
+    return this.log.log.entries.values();
   }
 
   async append(input: EventInput): Promise<StoredEvent> {
-    const now = this.#log.now();
+    const now = this.log.now();
     const record = {
-      sequence: this.#log.nextSeq(),
+      sequence: this.log.nextSeq(),
       timestamp: input.timestamp ?? new Date(now).toISOString(),
       eventType: input.eventType,
       reason: input.reason,
@@ -73,32 +59,32 @@ export class MemoryEventStore implements EventStore {
       data: input.data,
     };
     const e = entryOf(record, JSON.stringify(record), now + this.#ttlMs);
-    this.#log.append(e);
-    for (const l of this.#listeners) l(e);
+    this.log.append(e);
+    this.emit(e);
     return e;
   }
 
   async page(f: EventFilter, cursor: number, limit: number): Promise<Page<StoredEvent>> {
     if (f.queryId !== undefined && f.sessionId !== undefined) {
-      const d = this.#log.index('query', f.queryId);
+      const d = this.log.index('query', f.queryId);
       const all = d ? [...d.values(d.indexAfter(cursor))].filter((e) => e.sessionId === f.sessionId) : [];
       const total = d ? [...d.values()].filter((e) => e.sessionId === f.sessionId).length : 0;
       return { items: all.slice(0, limit), total, hasMore: all.length > limit };
     }
-    if (f.queryId !== undefined) return this.#log.page(['query', f.queryId], cursor, limit);
-    if (f.sessionId !== undefined) return this.#log.page(['session', f.sessionId], cursor, limit);
-    return this.#log.page(undefined, cursor, limit);
+    if (f.queryId !== undefined) return this.log.page(['query', f.queryId], cursor, limit);
+    if (f.sessionId !== undefined) return this.log.page(['session', f.sessionId], cursor, limit);
+    return this.log.page(undefined, cursor, limit);
   }
 
   async delete(queryId?: string): Promise<number> {
-    return queryId === undefined ? this.#log.clear() : this.#log.remove('query', queryId);
+    return queryId === undefined ? this.log.clear() : this.log.remove('query', queryId);
   }
 
   sweep(): void {
-    this.#log.sweep();
+    this.log.sweep();
   }
 
   async close(): Promise<void> {
-    this.#log.close();
+    this.log.close();
   }
 }

@@ -1,7 +1,7 @@
 import type { Caps } from '../core/capped-log.ts';
 import { entryBytes } from '../core/capped-log.ts';
-import { IndexedLog } from '../core/indexed-log.ts';
 import type { Journal } from '../core/journal.ts';
+import { LogStore } from '../core/log-store.ts';
 import type { SpanRecord } from './otlp.ts';
 import type { StoredSpan, TraceItem, TraceStore } from './types.ts';
 
@@ -24,59 +24,45 @@ function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): S
 }
 
 /** Spans in memory, indexed by trace and by session; a trace is the spans of one trace id. */
-export class MemoryTraceStore implements TraceStore {
-  readonly #log: IndexedLog<StoredSpan, 'trace' | 'session'>;
-  readonly #listeners: Array<(s: StoredSpan) => void> = [];
+export class MemoryTraceStore extends LogStore<StoredSpan, 'trace' | 'session'> implements TraceStore {
   readonly #ttlMs: number;
 
   constructor(opts: MemoryTraceStoreOptions) {
-    this.#ttlMs = opts.ttlSeconds * 1000;
-    this.#log = new IndexedLog({
+    super({
       caps: opts.caps,
       keys: { trace: (e) => e.traceId, session: (e) => e.sessionId },
       journal: opts.journal,
       revive: entryOf,
       now: opts.now,
     });
-  }
-
-  load(): Promise<void> {
-    return this.#log.load();
-  }
-
-  head(): number {
-    return this.#log.seq;
-  }
-
-  onAppend(listener: (s: StoredSpan) => void): void {
-    this.#listeners.push(listener);
+    this.#ttlMs = opts.ttlSeconds * 1000;
   }
 
   async ingest(spans: SpanRecord[]): Promise<StoredSpan[]> {
-    const expiresAt = this.#log.now() + this.#ttlMs;
+    const expiresAt = this.log.now() + this.#ttlMs;
     const out = spans.map((s) => {
-      const record = { sequence: this.#log.nextSeq(), ...s };
+      const record = { sequence: this.log.nextSeq(), ...s };
       const e = entryOf(record, JSON.stringify(record), expiresAt);
-      this.#log.append(e);
+      this.log.append(e);
       return e;
     });
-    for (const e of out) for (const l of this.#listeners) l(e);
+    for (const e of out) this.emit(e);
     return out;
   }
 
   async list(sessionId: string | undefined, cursor: number, limit: number) {
     if (sessionId !== undefined) {
       const ids = new Set<string>();
-      for (const s of this.#log.index('session', sessionId)?.values() ?? []) ids.add(s.traceId);
+      for (const s of this.log.index('session', sessionId)?.values() ?? []) ids.add(s.traceId);
       const all = [...ids].map((id) => this.#item(id)).filter((t): t is TraceItem => !!t);
       const after = all.filter((t) => t.seq > cursor).sort((a, b) => a.seq - b.seq);
       return { items: after.slice(0, limit), total: all.length, hasMore: after.length > limit };
     }
     const items: TraceItem[] = [];
-    const d = this.#log.log.entries;
+    const d = this.log.log.entries;
     for (const span of d.values(d.indexAfter(cursor))) {
       // A trace is listed at the position of its latest span.
-      if (this.#log.index('trace', span.traceId)?.last() !== span) continue;
+      if (this.log.index('trace', span.traceId)?.last() !== span) continue;
       if (items.length === limit) return { items, total: this.#traceCount(), hasMore: true };
       items.push(this.#item(span.traceId) as TraceItem);
     }
@@ -92,9 +78,9 @@ export class MemoryTraceStore implements TraceStore {
     cursor: number,
     limit: number,
   ): Promise<StoredSpan[]> {
-    if (f.traceId !== undefined) return this.#log.page(['trace', f.traceId], cursor, limit).items;
+    if (f.traceId !== undefined) return this.log.page(['trace', f.traceId], cursor, limit).items;
     const out: StoredSpan[] = [];
-    const d = this.#log.log.entries;
+    const d = this.log.log.entries;
     for (const s of d.values(d.indexAfter(cursor))) {
       if (f.sessionId !== undefined && !this.inSession(s.traceId, f.sessionId)) continue;
       out.push(s);
@@ -104,29 +90,29 @@ export class MemoryTraceStore implements TraceStore {
   }
 
   inSession(traceId: string, sessionId: string): boolean {
-    for (const s of this.#log.index('trace', traceId)?.values() ?? [])
+    for (const s of this.log.index('trace', traceId)?.values() ?? [])
       if (s.sessionId === sessionId) return true;
     return false;
   }
 
   async purge(): Promise<number> {
-    return this.#log.clear();
+    return this.log.clear();
   }
 
   sweep(): void {
-    this.#log.sweep();
+    this.log.sweep();
   }
 
   async close(): Promise<void> {
-    this.#log.close();
+    this.log.close();
   }
 
   #traceCount(): number {
-    return this.#log.indexSize('trace');
+    return this.log.indexSize('trace');
   }
 
   #item(traceId: string): TraceItem | undefined {
-    const d = this.#log.index('trace', traceId);
+    const d = this.log.index('trace', traceId);
     const last = d?.last();
     if (!d || !last) return undefined;
     return { traceId, seq: last.seq, spans: [...d.values()] };
