@@ -1,16 +1,9 @@
-import type { Caps } from '../core/capped-log.ts';
-import { entryBytes } from '../core/capped-log.ts';
-import type { Journal } from '../core/journal.ts';
-import { LogStore } from '../core/log-store.ts';
+import { LogStore, type LogStoreOptions, timedEntry } from '../core/log-store.ts';
 import type { Page } from '../core/seq-deque.ts';
 import type { ChunkStore, CompleteResult, StoredChunk, StreamState } from './types.ts';
 
-export interface MemoryChunkStoreOptions {
-  caps: Caps;
+export interface MemoryChunkStoreOptions extends LogStoreOptions {
   maxStreams: number;
-  ttlSeconds: number;
-  journal?: Journal | undefined;
-  now?: () => number;
 }
 
 const CHUNK_KEY = ',"chunk":';
@@ -19,10 +12,7 @@ function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): S
   const kind = r.type === 'complete' ? 'complete' : 'chunk';
   const chunk = r.chunk as Record<string, unknown> | undefined;
   return {
-    seq: r.sequence as number,
-    json,
-    bytes: entryBytes(json, 64),
-    expiresAt,
+    ...timedEntry(r, json, expiresAt, 64),
     query: String(r.query),
     kind,
     chunkAt: kind === 'chunk' ? json.indexOf(CHUNK_KEY) + CHUNK_KEY.length : json.length - 1,
@@ -36,13 +26,7 @@ export class MemoryChunkStore extends LogStore<StoredChunk, 'query'> implements 
   readonly #opts: MemoryChunkStoreOptions;
 
   constructor(opts: MemoryChunkStoreOptions) {
-    super({
-      caps: opts.caps,
-      keys: { query: (e) => e.query },
-      journal: opts.journal,
-      now: opts.now,
-      revive: entryOf,
-    });
+    super(opts, { keys: { query: (e) => e.query }, revive: entryOf });
     this.#opts = opts;
   }
 

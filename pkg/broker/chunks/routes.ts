@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, mediaTypeOf, route, sendError } from '../../http/index.ts';
 import { boolParam, DEFAULT_LIMIT, listQueryShape, pageResponse } from '../core/list.ts';
-import { mountPurgeAll } from '../core/purge-route.ts';
+import { mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';

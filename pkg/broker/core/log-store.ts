@@ -1,4 +1,6 @@
+import { type Caps, entryBytes } from './capped-log.ts';
 import { IndexedLog, type IndexedLogOptions, type TimedEntry } from './indexed-log.ts';
+import type { Journal } from './journal.ts';
 
 /**
  * What every in-memory store over an IndexedLog shares: journal load, the head sequence and
@@ -6,12 +8,18 @@ import { IndexedLog, type IndexedLogOptions, type TimedEntry } from './indexed-l
  */
 export abstract class LogStore<E extends TimedEntry, K extends string> {
   protected readonly log: IndexedLog<E, K>;
+  /** How long an entry stays visible (the store's TTL). */
+  protected readonly ttlMs: number;
   readonly #listeners: Array<(e: E) => void> = [];
 
-  constructor(opts: IndexedLogOptions<E, K>) {
+  constructor(store: LogStoreOptions, opts: Pick<IndexedLogOptions<E, K>, 'keys' | 'revive'>) {
     const revive = opts.revive;
+    this.ttlMs = store.ttlSeconds * 1000;
     this.log = new IndexedLog({
-      ...opts,
+      caps: store.caps,
+      journal: store.journal,
+      now: store.now,
+      keys: opts.keys,
       revive: (record, json, expiresAt) => {
         const e = revive(record, json, expiresAt);
         this.revived(e);
@@ -38,4 +46,17 @@ export abstract class LogStore<E extends TimedEntry, K extends string> {
   protected emit(e: E): void {
     for (const l of this.#listeners) l(e);
   }
+}
+
+/** Options of a store with one retention time for all its entries. */
+export interface LogStoreOptions {
+  caps: Caps;
+  ttlSeconds: number;
+  journal?: Journal | undefined;
+  now?: () => number;
+}
+
+/** The fields every journaled entry has, from its record and the JSON it is served as. */
+export function timedEntry(r: Record<string, unknown>, json: string, expiresAt: number, overhead: number) {
+  return { seq: r.sequence as number, json, bytes: entryBytes(json, overhead), expiresAt };
 }

@@ -1,24 +1,13 @@
-import type { Caps } from '../core/capped-log.ts';
-import { entryBytes } from '../core/capped-log.ts';
-import type { Journal } from '../core/journal.ts';
-import { LogStore } from '../core/log-store.ts';
+import { LogStore, type LogStoreOptions, timedEntry } from '../core/log-store.ts';
 import type { Page } from '../core/seq-deque.ts';
 import { type EventFilter, type EventInput, type EventStore, type StoredEvent, sessionOf } from './types.ts';
 
-export interface MemoryEventStoreOptions {
-  caps: Caps;
-  ttlSeconds: number;
-  journal?: Journal | undefined;
-  now?: () => number;
-}
+export type MemoryEventStoreOptions = LogStoreOptions;
 
 function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): StoredEvent {
   const data = (r.data ?? {}) as Record<string, unknown>;
   return {
-    seq: r.sequence as number,
-    json,
-    bytes: entryBytes(json, 96),
-    expiresAt,
+    ...timedEntry(r, json, expiresAt, 96),
     queryId: typeof data.queryId === 'string' ? data.queryId : '',
     sessionId: sessionOf(data),
     reason: String(r.reason),
@@ -30,17 +19,8 @@ function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): S
 
 /** Operation events in memory, indexed by query and by session. */
 export class MemoryEventStore extends LogStore<StoredEvent, 'query' | 'session'> implements EventStore {
-  readonly #ttlMs: number;
-
   constructor(opts: MemoryEventStoreOptions) {
-    super({
-      caps: opts.caps,
-      keys: { query: (e) => e.queryId, session: (e) => e.sessionId },
-      journal: opts.journal,
-      revive: entryOf,
-      now: opts.now,
-    });
-    this.#ttlMs = opts.ttlSeconds * 1000;
+    super(opts, { keys: { query: (e) => e.queryId, session: (e) => e.sessionId }, revive: entryOf });
   }
 
   /** Entries in sequence order (sessions are rebuilt from them after a restart). */
@@ -58,7 +38,7 @@ export class MemoryEventStore extends LogStore<StoredEvent, 'query' | 'session'>
       message: input.message,
       data: input.data,
     };
-    const e = entryOf(record, JSON.stringify(record), now + this.#ttlMs);
+    const e = entryOf(record, JSON.stringify(record), now + this.ttlMs);
     this.log.append(e);
     this.emit(e);
     return e;

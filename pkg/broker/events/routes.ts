@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { type AnyOpenAPIHono, jsonBodyRoute, route } from '../../http/index.ts';
 import { jsonOnly } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
-import { mountPurgeAll } from '../core/purge-route.ts';
+import { listRoute, mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
@@ -38,13 +38,12 @@ export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
 
   route(
     app,
-    createRoute({
-      method: 'get',
+    listRoute({
       path: '/events',
       tags,
       summary: 'List operation events (filter session_id), or watch them',
-      request: { query: eventsQuery },
-      responses: { 200: { description: '{items,total,hasMore,nextCursor} or SSE' } },
+      query: eventsQuery,
+      description: '{items,total,hasMore,nextCursor} or SSE',
     }),
     (c) => {
       const q = c.req.valid('query');

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
+import { listRoute } from '../core/routes.ts';
 import { serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { conversationInfo, deleted, idParam } from './schemas.ts';
@@ -17,13 +18,12 @@ export function mountConversationRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): 
 
   route(
     app,
-    createRoute({
-      method: 'get',
+    listRoute({
       path: '/conversations',
       tags,
       summary: 'List conversations: the broker envelope plus `conversations` (ids) of the memory contract',
-      request: { query: listQuery },
-      responses: { 200: { description: '{items,total,hasMore,nextCursor,conversations}' } },
+      query: listQuery,
+      description: '{items,total,hasMore,nextCursor,conversations}',
     }),
     async (c) => {
       const q = c.req.valid('query');

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listQueryShape } from '../core/list.ts';
-import { mountPurgeAll } from '../core/purge-route.ts';
+import { mountPurgeAll } from '../core/routes.ts';
 import { serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';

@@ -1,23 +1,12 @@
-import type { Caps } from '../core/capped-log.ts';
-import { entryBytes } from '../core/capped-log.ts';
-import type { Journal } from '../core/journal.ts';
-import { LogStore } from '../core/log-store.ts';
+import { LogStore, type LogStoreOptions, timedEntry } from '../core/log-store.ts';
 import type { SpanRecord } from './otlp.ts';
 import type { StoredSpan, TraceItem, TraceStore } from './types.ts';
 
-export interface MemoryTraceStoreOptions {
-  caps: Caps;
-  ttlSeconds: number;
-  journal?: Journal | undefined;
-  now?: () => number;
-}
+export type MemoryTraceStoreOptions = LogStoreOptions;
 
 function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): StoredSpan {
   return {
-    seq: r.sequence as number,
-    json,
-    bytes: entryBytes(json, 96),
-    expiresAt,
+    ...timedEntry(r, json, expiresAt, 96),
     traceId: String(r.traceId),
     sessionId: typeof r.sessionId === 'string' ? r.sessionId : '',
   };
@@ -25,21 +14,12 @@ function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): S
 
 /** Spans in memory, indexed by trace and by session; a trace is the spans of one trace id. */
 export class MemoryTraceStore extends LogStore<StoredSpan, 'trace' | 'session'> implements TraceStore {
-  readonly #ttlMs: number;
-
   constructor(opts: MemoryTraceStoreOptions) {
-    super({
-      caps: opts.caps,
-      keys: { trace: (e) => e.traceId, session: (e) => e.sessionId },
-      journal: opts.journal,
-      revive: entryOf,
-      now: opts.now,
-    });
-    this.#ttlMs = opts.ttlSeconds * 1000;
+    super(opts, { keys: { trace: (e) => e.traceId, session: (e) => e.sessionId }, revive: entryOf });
   }
 
   async ingest(spans: SpanRecord[]): Promise<StoredSpan[]> {
-    const expiresAt = this.log.now() + this.#ttlMs;
+    const expiresAt = this.log.now() + this.ttlMs;
     const out = spans.map((s) => {
       const record = { sequence: this.log.nextSeq(), ...s };
       const e = entryOf(record, JSON.stringify(record), expiresAt);

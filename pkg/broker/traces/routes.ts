@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, route, sendError } from '../../http/index.ts';
 import { DEFAULT_LIMIT, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
-import { mountPurgeAll } from '../core/purge-route.ts';
+import { mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';

@@ -1,4 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
+import type { z } from 'zod';
 import { type AnyOpenAPIHono, route } from '../../http/index.ts';
 
 /** `DELETE <path>`: purge a whole domain, answering `{deleted}` (sequences are never reused). */
@@ -17,4 +18,22 @@ export function mountPurgeAll(
     }),
     async (c) => c.json({ deleted: await opts.purge() }, 200),
   );
+}
+
+/** `GET <path>` of a list: the list query (paging, watch) validated, the envelope or SSE documented. */
+export function listRoute<Q extends z.ZodObject>(o: {
+  path: string;
+  tags: string[];
+  summary: string;
+  query: Q;
+  description: string;
+}) {
+  return createRoute({
+    method: 'get',
+    path: o.path,
+    tags: o.tags,
+    summary: o.summary,
+    request: { query: o.query },
+    responses: { 200: { description: o.description } },
+  });
 }
