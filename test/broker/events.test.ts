@@ -15,6 +15,28 @@ const ev = (reason: string, queryId: string) => ({
   data: { queryId, sessionId: `s-${queryId}` },
 });
 
+describe('POST /events from clients written for the reference broker', () => {
+  it('accepts an event without eventType, timestamp and message, defaulting them', async () => {
+    const before = Date.now();
+    const res = await post(`${b.url}/events`, { reason: 'ToolCallStart', data: { queryId: 'qref' } });
+    expect(res.status).toBe(201);
+    const stored = await res.json();
+    expect(stored).toMatchObject({ eventType: 'Normal', reason: 'ToolCallStart', message: '' });
+    expect(Date.parse(stored.timestamp)).toBeGreaterThanOrEqual(before - 1000);
+    const listed = await json(fetch(`${b.url}/events/qref`));
+    expect(listed.items.map((e: { eventType: string }) => e.eventType)).toEqual(['Normal']);
+  });
+
+  it('still requires reason and data.queryId, naming what is missing', async () => {
+    const noQuery = await post(`${b.url}/events`, { reason: 'x', data: {} });
+    expect(noQuery.status).toBe(400);
+    expect((await noQuery.json()).error.message).toContain('data.queryId');
+    const noData = await post(`${b.url}/events`, { reason: 'x' });
+    expect(noData.status).toBe(400);
+    expect((await noData.json()).error.message).toContain('data');
+  });
+});
+
 describe('POST /events with a batch', () => {
   it('stores an array of events in order and answers them with their sequences', async () => {
     const res = await post(`${b.url}/events`, [

@@ -6,7 +6,9 @@ const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be 
 
 export const eventBody = z.object({
   timestamp: isoDate.optional(),
-  eventType: z.enum(['Normal', 'Warning']),
+  // Clients of the reference broker omit eventType, timestamp and message: they default (Normal,
+  // the receive time, empty). What an event is about (reason, data.queryId) is required.
+  eventType: z.enum(['Normal', 'Warning']).optional().default('Normal'),
   reason: z.string().min(1, 'reason is required').max(256),
   message: z
     .string()
@@ -15,14 +17,12 @@ export const eventBody = z.object({
     .default(''),
   data: z
     .object({
-      queryId: z.string().max(256).optional(),
+      queryId: z.string({ message: 'data.queryId is required' }).min(1, 'data.queryId is required').max(256),
       queryName: z.string().max(256).optional(),
       queryNamespace: z.string().max(256).optional(),
       sessionId: z.string().max(256).optional(),
     })
-    .catchall(z.union([z.string(), z.number(), z.boolean(), z.null()]))
-    .optional()
-    .default({}),
+    .catchall(z.union([z.string(), z.number(), z.boolean(), z.null()])),
 });
 export type EventInput = z.output<typeof eventBody>;
 
