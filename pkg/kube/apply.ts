@@ -16,7 +16,9 @@ export function readManifests(path: string): KubernetesObject[] {
   return files.flatMap((f) =>
     parseAllDocuments(readFileSync(f, 'utf8'))
       .map((d) => d.toJSON() as KubernetesObject | null)
-      .filter((o): o is KubernetesObject => !!o && typeof o === 'object' && !!o.kind),
+      .filter((o): o is KubernetesObject => !!o && typeof o === 'object' && !!o.kind)
+      // A kustomization beside the manifests describes them; it is not an object of the cluster.
+      .filter((o) => !o.apiVersion?.startsWith('kustomize.config.k8s.io/')),
   );
 }
 
