@@ -1,17 +1,16 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
+import { generate } from 'selfsigned';
 import type { Runnable } from '../kube/manager.ts';
 import type { InformerHealth } from '../kube/supervisor.ts';
 
-const run = promisify(execFile);
+const _run = promisify(execFile);
 
 export interface RunningServer {
   port: number;
@@ -86,7 +85,10 @@ export interface TlsFiles {
   keyFile?: string;
 }
 
-/** The given certificate, else a fresh self-signed one (openssl) for localhost and 127.0.0.1. */
+/**
+ * The given certificate, else a fresh self-signed one for localhost and 127.0.0.1, made in-process:
+ * the container image has no openssl binary.
+ */
 export async function loadOrCreateCert(
   tls: TlsFiles,
 ): Promise<{ cert: Buffer; key: Buffer; selfSigned: boolean }> {
@@ -94,37 +96,27 @@ export async function loadOrCreateCert(
     return { cert: await readFile(tls.certFile), key: await readFile(tls.keyFile), selfSigned: false };
   }
   if (tls.certFile || tls.keyFile) throw new Error('metrics TLS needs both a certificate and a key file');
-  const dir = await mkdtemp(join(tmpdir(), 'berth-metrics-tls-'));
-  try {
-    await run('openssl', [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      join(dir, 'tls.key'),
-      '-out',
-      join(dir, 'tls.crt'),
-      '-days',
-      '365',
-      '-subj',
-      '/CN=berth-controller-metrics',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ]).catch((err: { stderr?: string; message: string }) => {
-      throw new Error(`creating the self-signed metrics certificate failed: ${err.stderr || err.message}`);
-    });
-    return {
-      cert: await readFile(join(dir, 'tls.crt')),
-      key: await readFile(join(dir, 'tls.key')),
-      selfSigned: true,
-    };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const now = Date.now();
+  const pems = await generate([{ name: 'commonName', value: 'berth-controller-metrics' }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notBeforeDate: new Date(now - 60_000),
+    notAfterDate: new Date(now + 365 * 86_400_000),
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+        ],
+      },
+    ],
+  });
+  return { cert: Buffer.from(pems.cert), key: Buffer.from(pems.private), selfSigned: true };
 }
 
 /** Prometheus metrics over HTTPS at `/metrics`. */
