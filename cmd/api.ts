@@ -28,16 +28,17 @@ export async function runApi(opts: ApiCliOptions): Promise<void> {
   const logger = createLogger({ name: 'api', level: env.LOG_LEVEL });
   const kc = new KubeConfig();
   kc.loadFromDefault();
-  const namespace = resolveNamespace(
-    opts.namespace ?? env.NAMESPACE,
-    kc.getContextObject(kc.getCurrentContext())?.namespace,
-  );
-  const cache = InformerCache.of({ kc, namespace, logger }, SHARED_CACHE);
+  // Given a namespace (the tenant overlay sets NAMESPACE), the instance serves and watches only it;
+  // without one it serves what its identity may access, watching every namespace.
+  const explicit = opts.namespace ?? env.NAMESPACE;
+  const namespace = resolveNamespace(explicit, kc.getContextObject(kc.getCurrentContext())?.namespace);
+  const cache = InformerCache.of({ kc, namespace: explicit ? namespace : undefined, logger }, SHARED_CACHE);
   cache.start();
   await cache.waitForSync(60_000);
   const gateway = await startGatewayServer({
     kc,
     namespace,
+    confined: !!explicit,
     cache,
     brokerUrl: env.BROKER_URL,
     logger,

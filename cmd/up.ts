@@ -116,6 +116,8 @@ export async function runUp(opts: UpOptions): Promise<void> {
   const api = await startGatewayServer({
     kc: cluster.gateway,
     namespace: NAMESPACE,
+    // `--namespace` confines everything to it; by default the API serves what its identity may.
+    confined: opts.namespace !== undefined,
     cache,
     brokerUrl: broker.url,
     logger: log.child({ component: 'api' }),

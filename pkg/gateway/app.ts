@@ -2,6 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Env, MiddlewareHandler } from 'hono';
 import { agentKind, evaluatorKind, modelKind, queryKind, teamKind } from '../api/index.ts';
 import { bodyLimit, mountDocsPage, notFoundHandler, requestId, validationHook } from '../http/index.ts';
+import { confineToNamespace } from './confine/index.ts';
 import type { GatewayDeps } from './deps.ts';
 import { gatewayErrorHandler } from './kube-error-mapper.ts';
 import { mountBrokerProxy } from './routes/broker-proxy.ts';
@@ -34,6 +35,9 @@ export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): 
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Berth API', version: deps.version } });
   mountDocsPage(app, '/docs', '/openapi.json', 'Berth API');
   if (opts.auth) app.use('/v1/*', opts.auth).use('/compat/*', opts.auth).use('/api/*', opts.auth);
+  const confine = confineToNamespace(deps.confinedTo);
+  app.use('/v1/namespaces/:namespace/*', confine).use('/api/v1/namespaces/:namespace/*', confine);
+  app.use('/v1/resources/*', confine);
 
   for (const def of [agentKind, teamKind, queryKind, modelKind, evaluatorKind])
     mountResourceRoutes(app, deps, def);

@@ -13,6 +13,11 @@ export interface GatewayDeps {
   cache: InformerCache;
   /** The namespace this instance serves (API keys, /compat/v1 targets, generic default). */
   namespace: string;
+  /**
+   * Set when the instance was installed for one namespace (NAMESPACE / --namespace): requests for
+   * any other are refused before reaching the API server. Unset: it serves what its identity may.
+   */
+  confinedTo?: string;
   /** The API server's URL, as /v1/context reports it. */
   cluster?: string;
   brokerUrl?: string;

@@ -15,6 +15,8 @@ export interface GatewayServerOptions {
   /** The API service's identity: every API server request is made with it. */
   kc: KubeConfig;
   namespace: string;
+  /** Serve `namespace` only, refusing every other (an instance installed for one tenant). */
+  confined?: boolean;
   /** The informer cache (SHARED_CACHE): shared with the controller in `berth up`, own in `berth api`. */
   cache: InformerCache;
   brokerUrl?: string;
@@ -53,6 +55,7 @@ export async function startGatewayServer(opts: GatewayServerOptions): Promise<Ru
     client,
     cache: opts.cache,
     namespace: opts.namespace,
+    ...(opts.confined ? { confinedTo: opts.namespace } : {}),
     cluster: opts.kc.getCurrentCluster()?.server,
     brokerUrl: opts.brokerUrl,
     logger: opts.logger,

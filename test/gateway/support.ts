@@ -26,6 +26,8 @@ export async function startService(opts: {
   bodyLimitBytes?: number;
   /** Share one informer cache between instances of one namespace (keeps suites lean). */
   cache?: InformerCache;
+  /** Serve `namespace` only (an instance installed for one tenant). */
+  confined?: boolean;
 }): Promise<TestService> {
   // By default every line (trace level: the access log with headers) is kept for leak checks.
   const captured = opts.logger ? undefined : captureLogs();
@@ -39,6 +41,7 @@ export async function startService(opts: {
   const gateway = await startGatewayServer({
     kc,
     namespace: opts.namespace,
+    confined: opts.confined,
     cache,
     brokerUrl: opts.brokerUrl,
     logger,

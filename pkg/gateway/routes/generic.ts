@@ -76,9 +76,30 @@ async function read(c: Context, deps: GatewayDeps, t: Target): Promise<Response>
 async function fetchObject(c: Context, deps: GatewayDeps, ref: KindRef, t: Target): Promise<object> {
   const signal = c.req.raw.signal;
   const namespace = ref.namespaced ? t.namespace : undefined;
-  if (t.name) return presentable(await deps.client.get(ref, { namespace, name: t.name }, { signal }));
+  const show = ref.group === '' && ref.kind === 'Secret' ? secretMetadata : presentable;
+  if (t.name) return show(await deps.client.get(ref, { namespace, name: t.name }, { signal }));
   const list = await deps.client.list(ref, { namespace, signal });
-  return { ...list, items: list.items.map(presentable).sort(byKey) };
+  return { ...list, items: list.items.map(show).sort(byKey) };
+}
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * A Secret through the generic API is its metadata and key names only: values (model keys, API-key
+ * hashes) never leave through it, nor kubectl's last-applied annotation that repeats them.
+ */
+function secretMetadata(obj: KubernetesObject): KubernetesObject {
+  const {
+    data,
+    stringData: _s,
+    ...rest
+  } = presentable(obj) as KubernetesObject & {
+    data?: Record<string, string>;
+    stringData?: unknown;
+  };
+  const { [LAST_APPLIED]: _l, ...annotations } = rest.metadata?.annotations ?? {};
+  const metadata = { ...rest.metadata, ...(rest.metadata?.annotations ? { annotations } : {}) };
+  return { ...rest, metadata, keys: Object.keys(data ?? {}).sort() } as KubernetesObject;
 }
 
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;

@@ -2,6 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, route } from '../../http/index.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
+import { otherNamespace } from '../confine/index.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { errorResponses } from './resource-schemas.ts';
 
@@ -40,6 +41,8 @@ export function mountNamespaceRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
       },
     }),
     async (c) => {
+      // A confined instance serves one namespace, and its Role cannot list the others anyway.
+      if (deps.confinedTo) return c.json({ items: [{ name: deps.confinedTo }], count: 1 }, 200);
       const list = await deps.client.list(NAMESPACE);
       const items = list.items.map((n) => ({
         name: n.metadata?.name ?? '',
@@ -77,6 +80,7 @@ export function mountNamespaceRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
       },
     }),
     async (c) => {
+      if (deps.confinedTo) throw otherNamespace(c.req.valid('json').name, deps.confinedTo);
       const created = await deps.client.create(NAMESPACE, {
         apiVersion: 'v1',
         kind: 'Namespace',
