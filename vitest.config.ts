@@ -22,6 +22,19 @@ export default defineConfig({
           maxWorkers: 2,
         },
       },
+      {
+        // The broker's HTTP suites again, unchanged, against the durable backends (PostgreSQL for
+        // messages, events and sessions, Redis for chunks): see test/broker/harness.ts.
+        test: {
+          name: 'broker-durable',
+          include: ['test/broker/{messages,watch,events,bad-input,traces}.test.ts'],
+          env: { BERTH_TEST_BROKER: 'durable' },
+          globalSetup: ['test/broker/durable-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          maxWorkers: 2,
+        },
+      },
     ],
   },
 });

@@ -4,6 +4,7 @@ import { namespaceName } from '../pkg/gateway/config.ts';
 import { runApi } from './api.ts';
 import { runBroker } from './broker.ts';
 import { addControllerOptions, runController } from './controller.ts';
+import { runMigrate } from './migrate.ts';
 import { runUp } from './up.ts';
 
 const program = new Command()
@@ -31,13 +32,6 @@ const namespace = (description: string) =>
     if (!r.success) throw new Error(`--namespace ${r.error.issues[0]?.message}, got ${JSON.stringify(v)}`);
     return v;
   });
-
-function notYetBuilt(name: string) {
-  return () => {
-    console.error(`berth ${name}: not yet built`);
-    process.exitCode = 2;
-  };
-}
 
 program
   .command('up')
@@ -82,7 +76,7 @@ program
 program
   .command('migrate')
   .description('Apply the broker SQL migrations to DATABASE_URL (advisory-locked)')
-  .action(notYetBuilt('migrate'));
+  .action(runMigrate);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`berth: ${err instanceof Error ? err.message : String(err)}`);

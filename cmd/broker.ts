@@ -1,6 +1,5 @@
 import { ConfigError, loadBrokerConfig } from '../pkg/broker/config.ts';
 import { startBroker } from '../pkg/broker/server.ts';
-import { NotImplementedBackendError } from '../pkg/broker/stores.ts';
 import { createLogger } from '../pkg/log/index.ts';
 
 /**
@@ -24,11 +23,14 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
   try {
     broker = await startBroker(config, logger);
   } catch (err) {
-    if (err instanceof NotImplementedBackendError) {
-      console.error(`berth broker: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
+    // A backend that cannot be opened (PostgreSQL unreachable, schema not migrated): one clear
+    // line, no stack; the orchestrator restarts us.
+    logger.error(
+      { err: { message: err instanceof Error ? err.message : String(err) } },
+      'broker failed to start',
+    );
+    console.error(`berth broker: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
   }
   const stop = (signal: string) => {
     logger.info({ signal }, 'shutting down');

@@ -43,7 +43,15 @@ export const brokerEnvSchema = z
     SESSIONS_BACKEND: z.enum(['memory', 'postgres']).optional().default('memory'),
     CHUNK_BACKEND: z.enum(['memory', 'redis']).optional().default('memory'),
     DATABASE_URL: url(['postgres:', 'postgresql:']),
+    DATABASE_POOL_SIZE: int(10, 1, 1000),
+    MIGRATE_ON_START: z
+      .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+      .optional()
+      .transform((v) => v === 'true' || v === '1'),
+    REAP_INTERVAL_SECONDS: int(30, 1, 86_400),
     REDIS_URL: url(['redis:', 'rediss:']),
+    REDIS_CA_FILE: z.string().trim().min(1).optional(),
+    REDIS_KEY_PREFIX: z.string().trim().min(1).max(200).optional(),
     BODY_LIMIT_BYTES: int(10 * MB, 1024),
     BROKER_PERSIST_DIR: z.string().trim().min(1).optional(),
     BROKER_PERSIST_FLUSH_MS: int(100, 1, 60_000),
@@ -94,7 +102,12 @@ export interface BrokerConfig {
   logLevel: string;
   backends: { messages: string; events: string; sessions: string; chunks: string };
   databaseUrl?: string;
+  /** PostgreSQL: connections per process, migrate at start, how often expired rows are reaped. */
+  database: { poolSize: number; migrateOnStart: boolean; reapIntervalMs: number };
   redisUrl?: string;
+  redisCaFile?: string;
+  /** Prefix of the chunk store's keys (brokers sharing one Redis keep apart by prefix). */
+  redisKeyPrefix?: string;
   bodyLimitBytes: number;
   persistDir?: string;
   persistFlushMs: number;
@@ -140,7 +153,14 @@ function fromEnv(e: BrokerEnv): BrokerConfig {
       chunks: e.CHUNK_BACKEND,
     },
     databaseUrl: e.DATABASE_URL,
+    database: {
+      poolSize: e.DATABASE_POOL_SIZE,
+      migrateOnStart: e.MIGRATE_ON_START,
+      reapIntervalMs: e.REAP_INTERVAL_SECONDS * 1000,
+    },
     redisUrl: e.REDIS_URL,
+    redisCaFile: e.REDIS_CA_FILE,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     persistDir: e.BROKER_PERSIST_DIR,
     persistFlushMs: e.BROKER_PERSIST_FLUSH_MS,

@@ -6,6 +6,7 @@ import type { WatchDeps } from './core/watch-route.ts';
 import type { EventStore } from './events/types.ts';
 import type { MessageStore } from './messages/types.ts';
 import type { SessionStore } from './sessions/types.ts';
+import type { BackendHealth } from './stores.ts';
 import type { TraceStore } from './traces/types.ts';
 
 export interface BrokerStores {
@@ -24,6 +25,8 @@ export interface BrokerDeps {
   stores: BrokerStores;
   /** False while starting or shutting down (readiness). */
   ready?: () => boolean;
+  /** The durable storage backends and whether they answer (readiness). */
+  health?: () => Promise<BackendHealth[]>;
 }
 
 export function watchDeps(d: BrokerDeps): WatchDeps {

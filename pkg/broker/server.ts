@@ -29,7 +29,14 @@ export async function startBroker(config: BrokerConfig, logger?: Logger): Promis
     hub.stop();
     throw err;
   }
-  const deps: BrokerDeps = { config, logger: log, hub, stores: opened.stores, ready: () => ready };
+  const deps: BrokerDeps = {
+    config,
+    logger: log,
+    hub,
+    stores: opened.stores,
+    ready: () => ready,
+    health: () => opened.health(),
+  };
   const app = createBrokerApp(deps);
   const sweeper = setInterval(() => {
     try {
@@ -49,7 +56,10 @@ export async function startBroker(config: BrokerConfig, logger?: Logger): Promis
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const url = `http://${shownHost}:${port}`;
   ready = true;
-  log.info({ port, host: config.host, url, persistDir: config.persistDir ?? null }, 'broker listening');
+  log.info(
+    { port, host: config.host, url, backends: config.backends, persistDir: config.persistDir ?? null },
+    'broker listening',
+  );
 
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -1,16 +1,12 @@
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { promisify } from 'node:util';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { generate } from 'selfsigned';
 import type { Runnable } from '../kube/manager.ts';
 import type { InformerHealth } from '../kube/supervisor.ts';
-
-const _run = promisify(execFile);
 
 export interface RunningServer {
   port: number;

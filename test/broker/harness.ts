@@ -1,13 +1,47 @@
+import { randomUUID } from 'node:crypto';
 import { EventSource } from 'eventsource';
+import { afterAll, inject } from 'vitest';
 import { type BrokerConfig, brokerConfig } from '../../pkg/broker/config.ts';
 import { type RunningBroker, startBroker } from '../../pkg/broker/server.ts';
 import { createLogger } from '../../pkg/log/index.ts';
+import { redisUrl } from '../support/services.ts';
+import { TestDatabases } from './pg-harness.ts';
+import { dropPrefix } from './redis-support.ts';
+
+/**
+ * BERTH_TEST_BROKER=durable runs every broker suite against the durable backends: messages, events
+ * and sessions in PostgreSQL (a fresh database per broker, cloned from a template migrated once per
+ * test file) and chunks in Redis (a key prefix per broker, deleted after the file).
+ */
+export const durableBrokers = process.env.BERTH_TEST_BROKER === 'durable';
+
+let dbs: TestDatabases | undefined;
+const prefixes: string[] = [];
+if (durableBrokers)
+  afterAll(async () => {
+    await dbs?.dropAll();
+    for (const p of prefixes.splice(0)) await dropPrefix(redisUrl(inject('services')), p);
+  });
+
+/** Backend settings of a durable test broker (its own database and key prefix). */
+export async function durableConfig(): Promise<Partial<BrokerConfig>> {
+  dbs ??= new TestDatabases();
+  const prefix = `test:broker:${randomUUID()}:`;
+  prefixes.push(prefix);
+  return {
+    backends: { messages: 'postgres', events: 'postgres', sessions: 'postgres', chunks: 'redis' },
+    databaseUrl: await dbs.fresh(),
+    redisUrl: redisUrl(inject('services')),
+    redisKeyPrefix: prefix,
+  };
+}
 
 /** An in-process broker on a free loopback port, quiet, with test-friendly timings. */
-export function startTestBroker(overrides: Partial<BrokerConfig> = {}): Promise<RunningBroker> {
+export async function startTestBroker(overrides: Partial<BrokerConfig> = {}): Promise<RunningBroker> {
   const base = brokerConfig();
+  const durable = durableBrokers ? await durableConfig() : {};
   return startBroker(
-    { ...base, port: 0, host: '127.0.0.1', sse: { ...base.sse, heartbeatMs: 200 }, ...overrides },
+    { ...base, ...durable, port: 0, host: '127.0.0.1', sse: { ...base.sse, heartbeatMs: 200 }, ...overrides },
     createLogger({ level: 'silent' }),
   );
 }

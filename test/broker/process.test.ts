@@ -46,13 +46,15 @@ describe('berth broker (a real process)', () => {
       expect(await p.exited).not.toBe(0);
       expect(p.output()).toContain(needle);
     }
+    // A PostgreSQL backend that cannot be opened: one clear line naming the database (no password).
     const pg = spawnBerth(['broker'], {
       ...process.env,
       EVENT_BACKEND: 'postgres',
-      DATABASE_URL: 'postgres://x@127.0.0.1/db',
+      DATABASE_URL: 'postgres://x:hunter2@127.0.0.1/db',
     });
     expect(await pg.exited).not.toBe(0);
-    expect(pg.output()).toContain('not implemented yet in this build');
+    expect(pg.output()).toContain('berth broker: PostgreSQL postgres://x@127.0.0.1/db:');
+    expect(pg.output()).not.toContain('hunter2');
   });
 
   it('persists to files: survives kill -9 (torn last line ignored) and never reuses a sequence', async () => {

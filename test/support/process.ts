@@ -19,11 +19,19 @@ export interface Spawned {
  */
 export function spawnBerth(args: string[], env: NodeJS.ProcessEnv = process.env): Spawned {
   const flags = env.BERTH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-  const proc = spawn(process.execPath, [...flags, join(ROOT, 'cmd', 'berth.ts'), ...args], {
+  return spawnProcess(process.execPath, [...flags, join(ROOT, 'cmd', 'berth.ts'), ...args], {
     cwd: ROOT,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** Any command, output captured as spawnBerth does (e.g. `node dist/cmd/berth.js` of the image). */
+export function spawnProcess(
+  command: string,
+  argv: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv },
+): Spawned {
+  const proc = spawn(command, argv, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const listeners = new Set<() => void>();
   const onData = (d: Buffer) => {

@@ -1,22 +1,28 @@
 import { LogStore, type LogStoreOptions, timedEntry } from '../core/log-store.ts';
 import type { Page } from '../core/seq-deque.ts';
-import type { ChunkStore, CompleteResult, StoredChunk, StreamState } from './types.ts';
+import {
+  CHUNK_KEY,
+  type ChunkStore,
+  type CompleteResult,
+  isErrorChunk,
+  type StoredChunk,
+  type StreamState,
+  storedChunk,
+} from './types.ts';
 
 export interface MemoryChunkStoreOptions extends LogStoreOptions {
   maxStreams: number;
 }
 
-const CHUNK_KEY = ',"chunk":';
-
+/** Rebuilds an entry from a journaled record (the journal keeps the records as served). */
 function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): StoredChunk {
   const kind = r.type === 'complete' ? 'complete' : 'chunk';
-  const chunk = r.chunk as Record<string, unknown> | undefined;
   return {
     ...timedEntry(r, json, expiresAt, 64),
     query: String(r.query),
     kind,
     chunkAt: kind === 'chunk' ? json.indexOf(CHUNK_KEY) + CHUNK_KEY.length : json.length - 1,
-    isError: !!chunk && typeof chunk === 'object' && 'error' in chunk,
+    isError: isErrorChunk(r.chunk),
   };
 }
 
@@ -30,7 +36,7 @@ export class MemoryChunkStore extends LogStore<StoredChunk, 'query'> implements 
     this.#opts = opts;
   }
 
-  state(query: string): StreamState | undefined {
+  async state(query: string): Promise<StreamState | undefined> {
     return this.#streams.get(query);
   }
 
@@ -86,16 +92,12 @@ export class MemoryChunkStore extends LogStore<StoredChunk, 'query'> implements 
 
   #add(query: string, kind: 'chunk' | 'complete', chunk?: Record<string, unknown>): StoredChunk {
     const now = this.log.now();
-    const head = `{"sequence":${this.log.nextSeq()},"query":${JSON.stringify(query)},"timestamp":"${new Date(now).toISOString()}"`;
-    const json =
-      kind === 'chunk'
-        ? `${head},"type":"chunk"${CHUNK_KEY}${JSON.stringify(chunk)}}`
-        : `${head},"type":"complete"}`;
-    const e = entryOf(
-      kind === 'chunk'
-        ? { sequence: this.log.seq, query, type: kind, chunk }
-        : { sequence: this.log.seq, query, type: kind },
-      json,
+    const e = storedChunk(
+      this.log.nextSeq(),
+      query,
+      now,
+      kind === 'chunk' ? JSON.stringify(chunk) : undefined,
+      isErrorChunk(chunk),
       now + this.#opts.ttlSeconds * 1000,
     );
     this.log.append(e);
@@ -104,7 +106,6 @@ export class MemoryChunkStore extends LogStore<StoredChunk, 'query'> implements 
     return e;
   }
 
-  /** Keeps stream states in step with records (also while loading the journal). */
   /** Stream states are derived from the chunks: rebuilt as the journal replays them. */
   protected override revived(e: StoredChunk): void {
     this.#track(e);

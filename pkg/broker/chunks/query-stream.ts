@@ -3,7 +3,7 @@ import type { Context } from 'hono';
 import { DONE_FRAME, eventFrame, type HubItem, lastEventId, openSse, watch } from '../../http/index.ts';
 import type { WatchDeps } from '../core/watch-route.ts';
 import { splitChunk } from './split.ts';
-import { type ChunkStore, chunkJson, type StoredChunk } from './types.ts';
+import { type ChunkStore, chunkJson, type StoredChunk, type StreamState } from './types.ts';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -31,6 +31,8 @@ export function serveQueryStream(
   deps: WatchDeps,
   store: ChunkStore,
   query: string,
+  /** The stream's state as the route read it (undefined: not started yet). */
+  state: StreamState | undefined,
   opts: QueryStreamOptions,
 ): Response {
   const sink = openSse(c, deps.maxBufferedBytes, deps.hub.scheduler);
@@ -64,7 +66,6 @@ export function serveQueryStream(
     idle();
   };
 
-  const state = store.state(query);
   const resumed = lastEventId(c.req.header('last-event-id'));
   const after = resumed ?? (opts.fromBeginning ? (state?.runAfter ?? 0) : undefined);
   if (state) idle();
@@ -87,9 +88,10 @@ export function serveQueryStream(
     replay: async (from, n) =>
       (await store.page(query, from, n)).items.map((e) => ({ seq: e.seq, frame: EMPTY, meta: e })),
   })
-    .then(() => {
-      // A live-only reader of a stream that already completed gets [DONE] at once.
-      if (after === undefined && store.state(query)?.completed) finish([DONE_FRAME]);
+    .then(async () => {
+      // A live-only reader of a stream that already completed gets [DONE] at once. Read again after
+      // subscribing: a completion between the route's read and the subscription is not missed.
+      if (after === undefined && (await store.state(query))?.completed) finish([DONE_FRAME]);
     })
     .catch((err: unknown) => {
       deps.logger.warn({ err, query }, 'query stream failed');

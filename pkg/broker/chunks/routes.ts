@@ -1,7 +1,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { type AnyOpenAPIHono, mediaTypeOf, route, sendError } from '../../http/index.ts';
+import { type AnyOpenAPIHono, HttpError, mediaTypeOf, route, sendError } from '../../http/index.ts';
 import { boolParam, DEFAULT_LIMIT, listQueryShape, pageResponse } from '../core/list.ts';
 import { mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
@@ -52,14 +52,19 @@ export function mountChunkRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
     }),
     async (c) => {
       const q = c.req.valid('query');
-      if (q.watch)
+      if (q.watch) {
+        const after = watchStart(c, q);
+        // A watch that replays reads the store once before the SSE response opens, so a store that is
+        // down answers the error status (503) instead of a stream that ends right after it opened.
+        if (after !== undefined) await store.page(q.query, after, 1);
         return serveWatch(c, watchDeps(deps), {
           topic: CHUNKS_TOPIC,
-          after: watchStart(c, q),
+          after,
           head: store.head(),
           filter: q.query === undefined ? undefined : (e: StoredChunk) => e.query === q.query,
-          replay: replayOf(async (after, n) => (await store.page(q.query, after, n)).items, chunkMeta),
+          replay: replayOf(async (from, n) => (await store.page(q.query, from, n)).items, chunkMeta),
         });
+      }
       const cursor = q.cursor ?? 0;
       const p = await store.page(q.query, cursor, q.limit ?? DEFAULT_LIMIT);
       return pageResponse(p, (e) => e.json, cursor);
@@ -79,17 +84,18 @@ export function mountChunkRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
         404: { description: 'Unknown query and no wait-for-query' },
       },
     }),
-    (c) => {
+    async (c) => {
       const { query } = c.req.valid('param');
       const q = c.req.valid('query');
-      if (!store.state(query) && q['wait-for-query'] === undefined)
+      const state = await store.state(query);
+      if (!state && q['wait-for-query'] === undefined)
         return sendError(
           c,
           404,
           'not_found',
           `no stream for query ${JSON.stringify(query)}; pass wait-for-query=<seconds> to wait for it`,
         );
-      return serveQueryStream(c, watchDeps(deps), store, query, {
+      return serveQueryStream(c, watchDeps(deps), store, query, state, {
         fromBeginning: q['from-beginning'] ?? false,
         waitSeconds: q['wait-for-query'],
         maxChunkSize: q['max-chunk-size'],
@@ -157,10 +163,11 @@ async function ingest(c: Context, deps: BrokerDeps, query: string): Promise<Resp
       await store.append(query, []);
       const body = c.req.raw.body;
       if (body)
-        received = await readNdjson(body, async (chunks) => {
-          await store.append(query, chunks);
-          received += chunks.length;
-        });
+        await ingestNdjson(
+          body,
+          (chunks) => store.append(query, chunks),
+          (n) => (received += n),
+        );
     } else {
       return sendError(
         c,
@@ -180,7 +187,45 @@ async function ingest(c: Context, deps: BrokerDeps, query: string): Promise<Resp
           chunks_received: received,
         },
       );
+    // A store that failed mid-body (say, Redis went away): say how much of the body was stored.
+    if (err instanceof HttpError && err.status >= 500)
+      throw new HttpError(
+        err.status,
+        err.code,
+        `${err.message}; ${received} chunk(s) of this request were stored before the failure`,
+        { ...(err.details as object | undefined), chunks_received: received },
+        err.headers,
+      );
     throw err;
   }
   return c.json({ status: 'stream_processed', query, chunks_received: received }, 200);
+}
+
+/** Batches of an NDJSON body being written at once (see ingestNdjson). */
+const MAX_IN_FLIGHT = 4;
+
+/**
+ * Streams an NDJSON body into the store with a few batches in flight: the next lines are read and
+ * parsed while the store writes the previous ones, so a shared store's round trip does not idle
+ * the body reader (one network read = one batch). The store applies a request's batches in the
+ * order they were sent (one connection); `acked` counts what it acknowledged. Everything in flight
+ * settles before an error (a bad line, a store failure) is reported, so the count is exact.
+ */
+async function ingestNdjson(
+  body: ReadableStream<Uint8Array>,
+  append: (chunks: Record<string, unknown>[]) => Promise<unknown>,
+  acked: (n: number) => void,
+): Promise<void> {
+  const inFlight: Promise<void>[] = [];
+  try {
+    await readNdjson(body, async (chunks) => {
+      const p = append(chunks).then(() => acked(chunks.length));
+      p.catch(() => {}); // awaited below; not an unhandled rejection meanwhile
+      inFlight.push(p);
+      if (inFlight.length >= MAX_IN_FLIGHT) await inFlight.shift();
+    });
+  } finally {
+    await Promise.allSettled(inFlight);
+  }
+  await Promise.all(inFlight);
 }

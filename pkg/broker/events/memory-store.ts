@@ -44,6 +44,11 @@ export class MemoryEventStore extends LogStore<StoredEvent, 'query' | 'session'>
     return e;
   }
 
+  /** `append` runs synchronously to its end, so nothing interleaves: the sequences are consecutive. */
+  appendMany(inputs: EventInput[]): Promise<StoredEvent[]> {
+    return Promise.all(inputs.map((input) => this.append(input)));
+  }
+
   async page(f: EventFilter, cursor: number, limit: number): Promise<Page<StoredEvent>> {
     if (f.queryId !== undefined && f.sessionId !== undefined) {
       const d = this.log.index('query', f.queryId);

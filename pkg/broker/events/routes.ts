@@ -80,9 +80,8 @@ export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
     eventPost,
     async (_c, body) => {
       if (!Array.isArray(body)) return jsonResponse((await store.append(body)).json, 201);
-      const stored: string[] = [];
-      for (const ev of body) stored.push((await store.append(ev)).json);
-      return jsonResponse(`[${stored.join(',')}]`, 201);
+      const stored = await store.appendMany(body);
+      return jsonResponse(`[${stored.map((e) => e.json).join(',')}]`, 201);
     },
     [jsonOnly()],
   );

@@ -20,6 +20,15 @@ export function eventStoreContract(name: string, make: () => Promise<EventStore>
       expect((await s.page({}, 1, 1)).items.map((e) => e.seq)).toEqual([2]);
       await s.close();
     });
+    it('stores a batch in order with consecutive sequences', async () => {
+      const s = await make();
+      await s.append(ev('q0'));
+      const batch = await s.appendMany([ev('q1', 'b'), ev('q2', 'b'), ev('q3', 'b')]);
+      expect(batch.map((e) => e.queryId)).toEqual(['q1', 'q2', 'q3']);
+      expect(batch.map((e) => e.seq)).toEqual([2, 3, 4]);
+      expect((await s.page({ sessionId: 'b' }, 0, 10)).items.map((e) => e.seq)).toEqual([2, 3, 4]);
+      await s.close();
+    });
     it('deletes one query or all, never reusing sequences', async () => {
       const s = await make();
       await s.append(ev('q1'));

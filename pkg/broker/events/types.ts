@@ -53,6 +53,8 @@ export interface EventFilter {
 export interface EventStore {
   head(): number;
   append(input: EventInput): Promise<StoredEvent>;
+  /** A batch, stored all or nothing with consecutive sequences (a durable backend in one transaction). */
+  appendMany(inputs: EventInput[]): Promise<StoredEvent[]>;
   page(f: EventFilter, cursor: number, limit: number): Promise<Page<StoredEvent>>;
   /** Deletes the events of one query, or all when no query is given. */
   delete(queryId?: string): Promise<number>;

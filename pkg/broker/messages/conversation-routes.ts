@@ -32,12 +32,16 @@ export function mountConversationRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): 
           topic: CONVERSATIONS_TOPIC,
           after: watchStart(c, q),
           head: store.conversationHead(),
-          replay: async (after, n) =>
-            (await store.conversations(after, n)).items.map((i) => ({
-              seq: i.sequence,
-              frame: eventFrame(i.sequence, JSON.stringify(i)),
-              meta: undefined,
-            })),
+          replay: async (after, n) => {
+            const head = store.conversationHead(); // as for messages: the rest arrives live
+            return (await store.conversations(after, n)).items
+              .filter((i) => i.sequence <= head)
+              .map((i) => ({
+                seq: i.sequence,
+                frame: eventFrame(i.sequence, JSON.stringify(i)),
+                meta: undefined,
+              }));
+          },
         });
       }
       const paged = q.limit !== undefined || q.cursor !== undefined;

@@ -46,7 +46,13 @@ export function mountMessageRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void 
           after: watchStart(c, q),
           head: store.head(),
           filter: matches,
-          replay: replayOf(async (after, n) => (await store.page(f, after, n)).items, messageMeta),
+          // Replay stops at what the change feed delivered: a row committed beyond it (another
+          // replica's, or out of order) reaches this watcher live, in order, instead of being
+          // replayed ahead of a lower sequence still in flight.
+          replay: replayOf(async (after, n) => {
+            const head = store.head();
+            return (await store.page(f, after, n)).items.filter((e) => e.seq <= head);
+          }, messageMeta),
         });
       }
       if (q.cursor !== undefined) {

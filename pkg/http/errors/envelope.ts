@@ -32,12 +32,21 @@ export class HttpError extends Error {
   readonly status: ContentfulStatusCode;
   readonly code: string;
   readonly details?: unknown;
+  /** Response headers the error handler adds (e.g. `retry-after` on a 503). */
+  readonly headers?: Record<string, string>;
 
-  constructor(status: ContentfulStatusCode, code: string, message: string, details?: unknown) {
+  constructor(
+    status: ContentfulStatusCode,
+    code: string,
+    message: string,
+    details?: unknown,
+    headers?: Record<string, string>,
+  ) {
     super(message);
     this.status = status;
     this.code = code;
     if (details !== undefined) this.details = details;
+    if (headers !== undefined) this.headers = headers;
   }
 }
 

@@ -92,6 +92,7 @@ export function errorHandler(logger: Logger, opts: ErrorHandlerOptions = {}): Er
         { status: known.status, code: known.code, reason: err.message, error: err.name, ...where },
         'request failed',
       );
+    for (const [name, value] of Object.entries(known.headers ?? {})) c.header(name, value);
     return render(c, known);
   };
 }

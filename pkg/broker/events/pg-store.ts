@@ -1,0 +1,278 @@
+import type pg from 'pg';
+import type { Page } from '../core/seq-deque.ts';
+import {
+  CHANNELS,
+  COUNTER_SHARDS,
+  type Feed,
+  guarded,
+  inTransaction,
+  LOCK_CLASS,
+  LOCKS,
+  type PgBackend,
+} from '../pg/index.ts';
+import type { PgSessionStore } from '../sessions/pg-store.ts';
+import { type EventFilter, type EventInput, type EventStore, type StoredEvent, sessionOf } from './types.ts';
+
+export interface PgEventStoreOptions {
+  /** EVENT_VISIBILITY_TTL_SECONDS: events older than this are hidden at once and reaped later. */
+  ttlSeconds: number;
+  /**
+   * The sessions store when it is on PostgreSQL too: the session roll-up then happens in the
+   * event's own transaction, on the writing replica only.
+   */
+  sessions?: PgSessionStore | undefined;
+  /** Runs after `close` (tests close their own backend here; stores.ts closes the shared one). */
+  onClose?: () => Promise<void>;
+}
+
+// Advisory lock (two-key form, Berth's class) that makes a batch's sequences consecutive: single
+// appends hold it shared (they never wait for each other), a batch holds it exclusively while it
+// draws its values, so no other writer's value lands inside the batch.
+const EVENT_SEQ_LOCK = 20;
+const COUNTER_KEY = 'events';
+const COLUMNS = 'seq::int8 AS seq, query_id, session_id, reason, event_type, json, expires_at';
+
+/** An event read back from a row: the payload is parsed from its JSON only when asked for. */
+class RowEvent implements StoredEvent {
+  readonly seq: number;
+  readonly json: string;
+  readonly queryId: string;
+  readonly sessionId: string;
+  readonly reason: string;
+  readonly eventType: string;
+  readonly expiresAt: number;
+  #record: { timestamp: string; data: Record<string, unknown> } | undefined;
+
+  constructor(r: Record<string, unknown>) {
+    this.seq = Number(r.seq);
+    this.json = r.json as string;
+    this.queryId = r.query_id as string;
+    this.sessionId = r.session_id as string;
+    this.reason = r.reason as string;
+    this.eventType = r.event_type as string;
+    this.expiresAt = new Date(r.expires_at as string | Date).getTime();
+  }
+  get bytes(): number {
+    return this.json.length;
+  }
+  get timestamp(): string {
+    this.#record ??= JSON.parse(this.json);
+    return String(this.#record?.timestamp);
+  }
+  get data(): Record<string, unknown> {
+    this.#record ??= JSON.parse(this.json);
+    return this.#record?.data ?? {};
+  }
+}
+
+/**
+ * Operation events in PostgreSQL. Sequences come from the events SEQUENCE (never reused, across
+ * replicas and restarts); pages and counts are index range scans; live delivery to this replica's
+ * listeners (the SSE hub) goes through the feed reader, which also brings other replicas' events.
+ */
+export class PgEventStore implements EventStore {
+  readonly #backend: PgBackend;
+  readonly #opts: PgEventStoreOptions;
+  readonly #listeners: Array<(e: StoredEvent) => void> = [];
+  #feed: Feed<StoredEvent> | undefined;
+
+  constructor(backend: PgBackend, opts: PgEventStoreOptions) {
+    this.#backend = backend;
+    this.#opts = opts;
+  }
+
+  get #pool(): pg.Pool {
+    return this.#backend.database.pool;
+  }
+
+  async start(): Promise<void> {
+    this.#feed = await this.#backend.feed<StoredEvent>(CHANNELS.events, {
+      name: 'events',
+      read: async (after, limit) =>
+        (
+          await this.#pool.query(`SELECT ${COLUMNS} FROM berth_events WHERE seq > $1 ORDER BY seq LIMIT $2`, [
+            after,
+            limit,
+          ])
+        ).rows.map((r) => new RowEvent(r)),
+      start: async () =>
+        Number(
+          (await this.#pool.query('SELECT coalesce(max(seq), 0)::int8 AS s FROM berth_events')).rows[0]?.s,
+        ),
+      deliver: (e) => {
+        // Its writer rolled it up already (in the insert's transaction).
+        this.#opts.sessions?.skip(e);
+        for (const l of this.#listeners) l(e);
+      },
+    });
+    this.#backend.reaper.add({
+      name: 'events',
+      lockId: LOCKS.reapEvents,
+      batch: async (client, limit) =>
+        Number(
+          (
+            await client.query(
+              `WITH d AS (
+                 DELETE FROM berth_events WHERE seq IN (
+                   SELECT seq FROM berth_events WHERE expires_at <= now()
+                    ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+                 RETURNING 1),
+               c AS (${counterAdd('-(SELECT count(*) FROM d)')})
+               SELECT count(*)::int8 AS n FROM d`,
+              [limit],
+            )
+          ).rows[0]?.n,
+        ),
+    });
+  }
+
+  /** The last sequence this replica's listeners saw (start of a live-only watch). */
+  head(): number {
+    return this.#feed?.head() ?? 0;
+  }
+
+  onAppend(listener: (e: StoredEvent) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  append(input: EventInput): Promise<StoredEvent> {
+    return this.appendMany([input]).then((all) => all[0] as StoredEvent);
+  }
+
+  /**
+   * Stores events in one transaction with consecutive sequences, rolls their sessions up in the
+   * same transaction (when sessions are on PostgreSQL), notifies, and resolves once committed and
+   * handed to this replica's listeners.
+   */
+  async appendMany(inputs: EventInput[]): Promise<StoredEvent[]> {
+    const now = new Date().toISOString();
+    const { events, published } = await guarded('postgres', () =>
+      inTransaction(this.#pool, async (client) => {
+        const lock = inputs.length > 1 ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared';
+        const drawn = await client.query(
+          `SELECT nextval('berth_events_seq')::int8 AS seq
+             FROM (SELECT ${lock}(${LOCK_CLASS}, ${EVENT_SEQ_LOCK})) AS l, generate_series(1, $1::int)`,
+          [inputs.length],
+        );
+        const seqs = drawn.rows.map((r) => Number(r.seq)).sort((a, b) => a - b);
+        const events = inputs.map((input, i) => eventOf(input, seqs[i] as number, now));
+        const col = <T>(f: (e: StoredEvent, i: number) => T) => events.map(f);
+        const r = await client.query(
+          `WITH i AS (
+             INSERT INTO berth_events (seq, query_id, session_id, reason, event_type, timestamp, data, json, expires_at)
+             SELECT s, q, ss, r, t, ts, d, j, now() + make_interval(secs => $9::float8)
+               FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
+                           $7::jsonb[], $8::text[]) AS x(s, q, ss, r, t, ts, d, j)
+             RETURNING expires_at),
+           c AS (${counterAdd('(SELECT count(*) FROM i)')})
+           SELECT min(expires_at) AS exp, pg_notify('${CHANNELS.events}', $10) FROM i`,
+          [
+            col((e) => e.seq),
+            col((e) => e.queryId),
+            col((e) => e.sessionId),
+            col((e) => e.reason),
+            col((e) => e.eventType),
+            col((e) => new Date(Date.parse(e.timestamp)).toISOString()),
+            col((e) => JSON.stringify(e.data)),
+            col((e) => e.json),
+            this.#opts.ttlSeconds,
+            String(seqs.at(-1)),
+          ],
+        );
+        const expiresAt = new Date(r.rows[0]?.exp).getTime();
+        for (const e of events) e.expiresAt = expiresAt;
+        const published = this.#opts.sessions
+          ? await this.#opts.sessions.rollupInTx(client, { kind: 'events', items: events })
+          : undefined;
+        return { events, published };
+      }),
+    );
+    published?.();
+    for (const e of events) this.#opts.sessions?.skip(e);
+    this.#feed?.local(events);
+    await this.#feed?.settle(events.at(-1)?.seq as number);
+    return events;
+  }
+
+  async page(f: EventFilter, cursor: number, limit: number): Promise<Page<StoredEvent>> {
+    const where = ['expires_at > now()'];
+    const values: unknown[] = [];
+    if (f.queryId !== undefined) where.push(`query_id = $${values.push(f.queryId)}`);
+    if (f.sessionId !== undefined) where.push(`session_id = $${values.push(f.sessionId)}`);
+    const filtered = values.length > 0;
+    const countSql = filtered
+      ? `SELECT count(*)::int8 AS n FROM berth_events WHERE ${where.join(' AND ')}`
+      : // Unfiltered, the table can be huge: the sharded counter (maintained on insert, delete and
+        // reap) minus the expired rows not reaped yet (an index range on expires_at, small).
+        `SELECT (SELECT coalesce(sum(n), 0) FROM berth_counters WHERE key = '${COUNTER_KEY}')
+              - (SELECT count(*) FROM berth_events WHERE expires_at <= now()) AS n`;
+    const pageSql = `SELECT ${COLUMNS} FROM berth_events WHERE ${where.join(' AND ')} AND seq > $${values.length + 1}
+                     ORDER BY seq LIMIT $${values.length + 2}`;
+    const [rows, count] = await guarded('postgres', () =>
+      Promise.all([
+        this.#pool.query(pageSql, [...values, cursor, limit + 1]),
+        this.#pool.query(countSql, values),
+      ]),
+    );
+    const items = rows.rows.slice(0, limit).map((r) => new RowEvent(r));
+    return { items, total: Math.max(0, Number(count.rows[0]?.n)), hasMore: rows.rows.length > limit };
+  }
+
+  /** Deletes the events of one query, or all; the counter follows in the same statement. */
+  async delete(queryId?: string): Promise<number> {
+    const where = queryId === undefined ? '' : 'WHERE query_id = $1';
+    const r = await guarded('postgres', () =>
+      this.#pool.query(
+        `WITH d AS (DELETE FROM berth_events ${where} RETURNING 1),
+              c AS (${counterAdd('-(SELECT count(*) FROM d)')})
+         SELECT count(*)::int8 AS n FROM d`,
+        queryId === undefined ? [] : [queryId],
+      ),
+    );
+    return Number(r.rows[0]?.n);
+  }
+
+  async close(): Promise<void> {
+    await this.#opts.onClose?.();
+  }
+}
+
+/** Adds `n` (an SQL expression) to a random shard of the events counter (one hot row would serialize writers). */
+function counterAdd(n: string): string {
+  return `INSERT INTO berth_counters (key, shard, n)
+          VALUES ('${COUNTER_KEY}', floor(random() * ${COUNTER_SHARDS})::int2, ${n})
+          ON CONFLICT (key, shard) DO UPDATE SET n = berth_counters.n + EXCLUDED.n`;
+}
+
+/** The stored record of an input, serialized once (sequence first, like the memory store). */
+function eventOf(input: EventInput, seq: number, now: string): StoredEvent {
+  const record = {
+    sequence: seq,
+    timestamp: input.timestamp ?? now,
+    eventType: input.eventType,
+    reason: input.reason,
+    message: input.message,
+    data: input.data,
+  };
+  const json = JSON.stringify(record);
+  const data = input.data as Record<string, unknown>;
+  return {
+    seq,
+    json,
+    bytes: json.length,
+    expiresAt: 0,
+    queryId: typeof data.queryId === 'string' ? data.queryId : '',
+    sessionId: sessionOf(data),
+    reason: input.reason,
+    eventType: input.eventType,
+    timestamp: record.timestamp,
+    data,
+  };
+}
+
+/** Opens the events store of one process on the shared PostgreSQL backend (stores.ts). */
+export async function openPgEventStore(backend: PgBackend, opts: PgEventStoreOptions): Promise<PgEventStore> {
+  const store = new PgEventStore(backend, opts);
+  await store.start();
+  return store;
+}

@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { migrate } from '../../pkg/broker/pg/index.ts';
+import { databaseUrl } from '../support/services.ts';
+
+/** The test PostgreSQL (DATABASE_URL or the local service), or a failure naming what is missing. */
+export function baseDatabaseUrl(): string {
+  return databaseUrl(inject('services'));
+}
+
+export function withDatabase(url: string, name: string): string {
+  const u = new URL(url);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+/**
+ * Per-test-file databases: one template migrated once, then `CREATE DATABASE x TEMPLATE tpl` per
+ * store or broker (~20 ms, already migrated). Names are unique per process; `dropAll` removes them
+ * (WITH (FORCE) ends connections a failed test left open).
+ */
+export class TestDatabases {
+  readonly #base: string;
+  readonly #prefix = `berth_t${process.pid}_${randomBytes(3).toString('hex')}`;
+  readonly #created: string[] = [];
+  #template: Promise<string> | undefined;
+  #n = 0;
+
+  constructor(base = baseDatabaseUrl()) {
+    this.#base = base;
+  }
+
+  /** A fresh, migrated database's URL. */
+  async fresh(): Promise<string> {
+    const tpl = await this.template();
+    const name = `${this.#prefix}_${++this.#n}`;
+    await this.#admin(`CREATE DATABASE ${name} TEMPLATE ${tpl}`);
+    this.#created.push(name);
+    return withDatabase(this.#base, name);
+  }
+
+  /** An empty database (nothing migrated). */
+  async empty(): Promise<string> {
+    const name = `${this.#prefix}_${++this.#n}`;
+    await this.#admin(`CREATE DATABASE ${name}`);
+    this.#created.push(name);
+    return withDatabase(this.#base, name);
+  }
+
+  template(): Promise<string> {
+    this.#template ??= (async () => {
+      const name = `${this.#prefix}_tpl`;
+      await this.#admin(`CREATE DATABASE ${name}`);
+      this.#created.push(name);
+      const pool = new pg.Pool({ connectionString: withDatabase(this.#base, name), max: 1 });
+      try {
+        await migrate(pool);
+      } finally {
+        await pool.end();
+      }
+      return name;
+    })();
+    return this.#template;
+  }
+
+  async dropAll(): Promise<void> {
+    for (const name of this.#created.splice(0).reverse())
+      await this.#admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+
+  async #admin(sql: string): Promise<void> {
+    const c = new pg.Client({ connectionString: this.#base });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  }
+}
+
+const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A PostgreSQL server of the test's own (initdb + pg_ctl on a free port), so outage tests stop and
+ * start it without touching the shared service. initdb refuses root: as root it runs as `postgres`.
+ */
+export class OwnPostgres {
+  readonly port: number;
+  readonly dir: string;
+
+  private constructor(port: number, dir: string) {
+    this.port = port;
+    this.dir = dir;
+  }
+
+  get url(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  static async create(): Promise<OwnPostgres> {
+    const { mkdtempSync, chownSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'berth-own-pg-'));
+    if (process.getuid?.() === 0) {
+      const { execFileSync } = await import('node:child_process');
+      const ids = execFileSync('id', ['-u', 'postgres']).toString().trim();
+      const gid = execFileSync('id', ['-g', 'postgres']).toString().trim();
+      chownSync(dir, Number(ids), Number(gid));
+    }
+    const own = new OwnPostgres(await freePort(), dir);
+    await own.#run(`${PG_BIN}/initdb -D ${dir}/data -U postgres -A trust --no-sync`);
+    await own.start();
+    return own;
+  }
+
+  start(): Promise<void> {
+    const opts = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
+    return this.#run(`${PG_BIN}/pg_ctl -D ${this.dir}/data -l ${this.dir}/log -o "${opts}" -w start`);
+  }
+
+  /** Stops it at once (`-m immediate`: like a crash; committed work is in the WAL). */
+  stop(mode: 'fast' | 'immediate' = 'immediate'): Promise<void> {
+    return this.#run(`${PG_BIN}/pg_ctl -D ${this.dir}/data -m ${mode} -w stop`);
+  }
+
+  async destroy(): Promise<void> {
+    await this.stop('immediate').catch(() => {});
+    const { rmSync } = await import('node:fs');
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  async #run(cmd: string): Promise<void> {
+    const { execFile } = await import('node:child_process');
+    const asPostgres = process.getuid?.() === 0;
+    const [file, args] = asPostgres ? ['su', ['postgres', '-c', cmd]] : ['sh', ['-c', cmd]];
+    await new Promise<void>((resolve, reject) =>
+      execFile(file, args as string[], { timeout: 60_000 }, (err, _out, stderr) =>
+        err ? reject(new Error(`${cmd}: ${stderr || err.message}`)) : resolve(),
+      ),
+    );
+  }
+}

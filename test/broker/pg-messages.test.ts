@@ -1,0 +1,152 @@
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPgMessageStore, type PgMessageStore } from '../../pkg/broker/messages/pg-store.ts';
+import { messageStoreContract } from '../../pkg/broker/messages/store.contract.ts';
+import { openPgBackend, type PgBackend } from '../../pkg/broker/pg/index.ts';
+import { createLogger } from '../../pkg/log/index.ts';
+import { eventually } from './harness.ts';
+import { TestDatabases } from './pg-harness.ts';
+
+const dbs = new TestDatabases();
+afterAll(() => dbs.dropAll());
+const quiet = createLogger({ level: 'silent' });
+
+/** A store ("replica") with its own backend (pool, LISTEN connection, reaper) on `url`. */
+async function replica(url: string, ttl = 3600): Promise<{ store: PgMessageStore; backend: PgBackend }> {
+  const backend = await openPgBackend({ url, logger: quiet, reapIntervalMs: 3_600_000 });
+  const store = await openPgMessageStore(backend, { defaultTtlSeconds: ttl, onClose: () => backend.close() });
+  return { store, backend };
+}
+
+/** A store on its own fresh database: the contract expects sequences to start at 1. */
+messageStoreContract('postgres', async () => (await replica(await dbs.fresh())).store);
+
+const add = (s: PgMessageStore, c: string, q: string, n = 1, ttl_seconds?: number) =>
+  s.append({
+    conversation_id: c,
+    query_id: q,
+    messages: Array.from({ length: n }, (_, i) => ({ role: 'user', content: `${q}-${i}` })),
+    ...(ttl_seconds ? { ttl_seconds } : {}),
+  });
+
+describe('PostgreSQL message store: replicas, sequences, expiry', () => {
+  it('never reuses a sequence across two replicas, purges and restarts', async () => {
+    const url = await dbs.fresh();
+    const a = await replica(url);
+    const b = await replica(url);
+    const seqs: number[] = [];
+    await Promise.all(
+      [a, b].map(async (r, i) => {
+        for (let k = 0; k < 20; k++)
+          seqs.push(...(await add(r.store, `c${i}`, `q${k}`, 3)).map((m) => m.seq));
+      }),
+    );
+    expect(new Set(seqs).size).toBe(120);
+    const high = Math.max(...seqs);
+    expect(await a.store.deleteMessages({})).toBe(120);
+    expect(await b.store.deleteConversations()).toEqual({ conversations: 2, messages: 0 });
+    await a.store.close();
+    const again = await replica(url); // a restarted replica
+    const [next] = await add(again.store, 'c0', 'q', 1);
+    expect(next?.seq).toBe(high + 1);
+    const conv = await again.store.conversation('c0');
+    expect(conv?.sequence).toBe(3); // conversations have their own sequence, not reused either
+    await Promise.all([again.store.close(), b.store.close()]);
+  });
+
+  it("delivers replica A's writes to B's listeners in order, without gaps, across a killed LISTEN connection", async () => {
+    const url = await dbs.fresh();
+    const a = await replica(url);
+    const b = await replica(url);
+    const seen: number[] = [];
+    b.store.onAppend((m) => seen.push(m.seq));
+    const written: number[] = [];
+    const write = async (n: number) => {
+      for (let i = 0; i < n; i++)
+        written.push(...(await add(a.store, 'x', `w${i}`, 1 + (i % 3))).map((m) => m.seq));
+    };
+    await write(10);
+    await eventually(() => seen.length === written.length);
+    const listenPid = b.backend.notifier.backendPid;
+    expect(listenPid).toBeGreaterThan(0);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query('SELECT pg_terminate_backend($1)', [listenPid]);
+    await write(15); // while B reconnects: no NOTIFY reaches it, the catch-up read must
+    await eventually(() => b.backend.notifier.connected && b.backend.notifier.backendPid !== listenPid);
+    await write(5);
+    await eventually(() => seen.length === written.length, 10_000);
+    expect(seen).toEqual(written);
+    expect(b.store.head()).toBe(written.at(-1));
+    // A burned sequence value (a rolled-back insert) is skipped, not waited on forever.
+    await admin.query(`SELECT nextval('berth_messages_seq')`);
+    await admin.end();
+    await write(2);
+    await eventually(() => seen.length === written.length);
+    expect(seen).toEqual(written);
+    await Promise.all([a.store.close(), b.store.close()]);
+  });
+
+  it('keeps order with concurrent writers on both replicas (commits out of sequence order)', async () => {
+    const url = await dbs.fresh();
+    const [a, b] = [await replica(url), await replica(url)];
+    const seenA: number[] = [];
+    const seenB: number[] = [];
+    a.store.onAppend((m) => seenA.push(m.seq));
+    b.store.onAppend((m) => seenB.push(m.seq));
+    const writers = [a, b, a, b].map(async (r, w) => {
+      for (let i = 0; i < 25; i++) await add(r.store, `conv-${w}`, `q${i}`, 2);
+    });
+    await Promise.all(writers);
+    await eventually(() => seenA.length === 200 && seenB.length === 200, 10_000);
+    const all = (await a.store.page({}, 0, 1000)).items.map((m) => m.seq);
+    expect(seenA).toEqual(all);
+    expect(seenB).toEqual(all);
+    await Promise.all([a.store.close(), b.store.close()]);
+  });
+
+  it('hides expired messages at once, reaps them in batches, and keeps counts right', async () => {
+    const url = await dbs.fresh();
+    const r = await replica(url);
+    await add(r.store, 'e', 'short', 3, 1);
+    await add(r.store, 'e', 'long', 2);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    // Expire without sleeping: move the short-lived rows into the past.
+    await admin.query(
+      `UPDATE berth_messages SET expires_at = now() - interval '1 second' WHERE query_id = 'short'`,
+    );
+    const page = await r.store.page({ conversationId: 'e' }, 0, 10);
+    expect(page.items.map((m) => JSON.parse(m.json).query_id)).toEqual(['long', 'long']);
+    expect(await r.backend.reaper.runOnce()).toEqual({ messages: 3 });
+    expect((await admin.query('SELECT count(*)::int AS n FROM berth_messages')).rows[0].n).toBe(2);
+    expect(await r.store.conversation('e')).toMatchObject({ message_count: 2, query_count: 1 });
+    expect((await r.store.page({}, 0, 10)).total).toBe(2);
+    expect((await r.store.slice({ queryId: 'long' }, 1, 10)).total).toBe(2);
+    await admin.end();
+    await r.store.close();
+  });
+
+  it('pages and counts in SQL on indexed columns (no sequential scan of messages)', async () => {
+    const url = await dbs.fresh();
+    const r = await replica(url);
+    for (let i = 0; i < 20; i++) await add(r.store, `c${i % 4}`, `q${i % 5}`, 50);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    await admin.query('ANALYZE');
+    await admin.query('SET enable_seqscan = off'); // a plan that needs a seq scan shows it anyway
+    for (const where of ["conversation_id = 'c1'", "query_id = 'q2'", 'true']) {
+      const plan = await admin.query(
+        `EXPLAIN SELECT seq FROM berth_messages WHERE ${where} AND seq > 10 AND expires_at > now() ORDER BY seq LIMIT 101`,
+      );
+      expect(plan.rows.map((x) => x['QUERY PLAN']).join('\n')).not.toMatch(/Seq Scan on berth_messages/);
+    }
+    await admin.end();
+    const p = await r.store.page({ conversationId: 'c1', queryId: 'q1' }, 0, 7);
+    expect(p.items).toHaveLength(7);
+    expect(p.total).toBe(50);
+    expect((await r.store.page({ queryId: 'q2' }, 0, 1)).total).toBe(200);
+    expect((await r.store.status()).total_messages).toBe(1000);
+    await r.store.close();
+  });
+});

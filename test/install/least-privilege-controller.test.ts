@@ -1,0 +1,207 @@
+/**
+ * The controller's least privilege, proven against the real API server (issue 12, item 3): its
+ * ServiceAccount gets only the RBAC of manifests/base/controller (rendered with kubectl kustomize)
+ * and a TokenRequest token; real `berth controller` processes with that token run Queries in two
+ * tenants installed from the tenant overlay, purge them on delete, expire them by TTL, resolve
+ * Memories and seed marketplace sources — while everything beyond the manifest is forbidden.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUERY_FINALIZER } from '../../pkg/api/index.ts';
+import {
+  type BrokerProcess,
+  brokerCounts,
+  seedBrokerData,
+  startBrokerProcess,
+  until,
+} from '../controller/support.ts';
+import { createNamespace, kubectl } from '../support/kube.ts';
+import type { Spawned } from '../support/process.ts';
+import {
+  canI,
+  installControllerRbac,
+  installTenant,
+  mustKubectl,
+  scratchDir,
+  startController,
+  stopAll,
+  tokenKubeconfig,
+} from './support.ts';
+
+const scratch = scratchDir();
+let home: string;
+let tenants: string[];
+let broker: BrokerProcess;
+let controllerKubeconfig: Awaited<ReturnType<typeof tokenKubeconfig>>;
+const controllers: Spawned[] = [];
+
+beforeAll(async () => {
+  home = await createNamespace('berth-ctl-lp');
+  const sa = await installControllerRbac(scratch.dir, home);
+  tenants = await Promise.all([
+    installTenant(scratch.dir, 'tenant-lp-a'),
+    installTenant(scratch.dir, 'tenant-lp-b'),
+  ]);
+  broker = await startBrokerProcess();
+  controllerKubeconfig = await tokenKubeconfig(sa, home);
+  controllers.push(
+    ...(await Promise.all(
+      tenants.map((t) => {
+        const seedFile = join(scratch.dir, `seed-${t}.json`);
+        writeFileSync(
+          seedFile,
+          JSON.stringify([{ name: 'hub', url: 'https://hub.example/items', namespace: t }]),
+        );
+        return startController(controllerKubeconfig.path, {
+          home,
+          watch: t,
+          brokerUrl: broker.url,
+          seedFile,
+        });
+      }),
+    )),
+  );
+}, 300_000);
+
+afterAll(async () => {
+  await stopAll();
+  await broker?.stop();
+  scratch.remove();
+});
+
+/** kubectl wait: the real client's watch, no polling of our own. */
+const wait = (ns: string, what: string, condition: string) =>
+  mustKubectl(['wait', `--for=${condition}`, what, '-n', ns, '--timeout=120s']);
+
+/**
+ * One tenant's round: its objects are created with the tenant API's own token (the tenant Role
+ * allows it), everything else is the controller's doing.
+ */
+async function tenantRound(ns: string): Promise<void> {
+  const asTenant = (await tokenKubeconfig('berth-api', ns)).path;
+  const failing = `missing-agent-${ns.slice(-6)}`;
+  const expiring = `expiring-${ns.slice(-6)}`;
+  const query = (name: string, extra = {}) => ({
+    apiVersion: 'berth.dev/v1alpha1',
+    kind: 'Query',
+    metadata: { name, namespace: ns },
+    spec: { input: 'hello', target: { type: 'agent', name: 'nobody' }, ...extra },
+  });
+  const memory = {
+    apiVersion: 'berth.dev/v1alpha1',
+    kind: 'Memory',
+    metadata: { name: 'default', namespace: ns },
+    spec: { address: { value: broker.url } },
+  };
+  await mustKubectl(
+    ['--kubeconfig', asTenant, 'apply', '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [memory] }),
+  );
+  // Memory status written by the controller (memories/status).
+  await wait(ns, 'memory/default', 'jsonpath={.status.phase}=ready');
+  await mustKubectl(
+    ['--kubeconfig', asTenant, 'apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [query(failing), query(expiring, { ttl: '1s' })],
+    }),
+  );
+
+  // Finalizer added (queries patch), run by the engine, status written (queries/status): `error`.
+  await wait(ns, `query/${failing}`, 'jsonpath={.status.phase}=error');
+  const q = JSON.parse(await mustKubectl(['get', 'query', failing, '-n', ns, '-o', 'json']));
+  expect(q.metadata.finalizers).toContain(QUERY_FINALIZER);
+  expect(q.status.message).toMatch(/nobody/);
+
+  // Delete → the purge of the broker data (through the Memory it resolved) → finalizer removed.
+  await seedBrokerData(broker.url, failing, ns);
+  const before = await brokerCounts(broker.url, failing);
+  expect(before.messages).toBe(1);
+  expect(before.events).toBeGreaterThan(1); // the engine's own events of the run, and ours
+  await mustKubectl(['--kubeconfig', asTenant, 'delete', 'query', failing, '-n', ns, '--wait=false']);
+  await wait(ns, `query/${failing}`, 'delete');
+  expect(await brokerCounts(broker.url, failing)).toEqual({ messages: 0, events: 0 });
+
+  // TTL expiry: the controller itself deletes the finished Query (queries delete).
+  await wait(ns, `query/${expiring}`, 'delete');
+
+  // Marketplace seeding by server-side apply of the tenant's ConfigMap (configmaps create/patch).
+  const seeded = await until('seeded marketplace-sources', async () => {
+    const r = await kubectl([
+      'get',
+      'configmap',
+      'marketplace-sources',
+      '-n',
+      ns,
+      '-o',
+      'jsonpath={.data.hub}',
+    ]);
+    return r.code === 0 && r.stdout ? r.stdout : undefined;
+  });
+  expect(JSON.parse(seeded).url).toBe('https://hub.example/items');
+
+  // Leader election in the controller's own namespace (its Role there).
+  const holder = await mustKubectl([
+    'get',
+    'lease',
+    `berth-controller-${ns}`,
+    '-n',
+    home,
+    '-o',
+    'jsonpath={.spec.holderIdentity}',
+  ]);
+  expect(holder).toMatch(new RegExp(`^ctl-${ns}_`));
+}
+
+describe('berth controller with only its manifest RBAC', () => {
+  it('runs Queries in both tenants to a terminal phase, purges and expires them, seeds and resolves', async () => {
+    await Promise.all(tenants.map(tenantRound));
+    for (const c of controllers) {
+      expect(c.output()).not.toMatch(/forbidden/i);
+      expect(c.output()).not.toMatch(/could not record event/);
+    }
+  });
+
+  it('may do what the code needs and nothing more', async () => {
+    const [t] = tenants as [string];
+    const allowed = [
+      // informers of every namespace
+      ...['queries', 'agents', 'teams', 'models', 'tools', 'memories', 'evaluators', 'evaluations'].map(
+        (r) => `watch ${r}.berth.dev -A`,
+      ),
+      'list secrets -A',
+      'watch services -A',
+      'watch configmaps -A',
+      `patch queries.berth.dev -n ${t}`,
+      `delete queries.berth.dev -n ${t}`,
+      `patch queries.berth.dev --subresource=status -n ${t}`,
+      `patch memories.berth.dev --subresource=status -n ${t}`,
+      `create configmaps -n ${t}`,
+      `patch configmaps -n ${t}`,
+      `create events -n ${t}`,
+      `update leases.coordination.k8s.io -n ${home}`,
+    ];
+    const denied = [
+      `create queries.berth.dev -n ${t}`,
+      `update queries.berth.dev -n ${t}`,
+      ...['agents', 'teams', 'models', 'tools', 'memories', 'evaluators', 'evaluations'].flatMap((r) => [
+        `patch ${r}.berth.dev -n ${t}`,
+        `delete ${r}.berth.dev -n ${t}`,
+      ]),
+      `patch evaluations.berth.dev --subresource=status -n ${t}`,
+      `create secrets -n ${t}`,
+      `delete secrets -n ${t}`,
+      `delete configmaps -n ${t}`,
+      `list pods -n ${t}`,
+      `get leases.coordination.k8s.io -n ${t}`,
+      'list namespaces',
+      'impersonate users',
+    ];
+    const answers = async (qs: string[]) =>
+      Object.fromEntries(await Promise.all(qs.map(async (q) => [q, await canI(controllerKubeconfig.kc, q)])));
+    expect(await answers(allowed)).toEqual(Object.fromEntries(allowed.map((q) => [q, true])));
+    expect(await answers(denied)).toEqual(Object.fromEntries(denied.map((q) => [q, false])));
+  });
+});
