@@ -97,8 +97,8 @@ export const ENSURE_CONVERSATION = `
 
 /**
  * Inserts the messages with sequences drawn in this statement (sorted, so input order is sequence
- * order), counts them and notifies. `$5` are the records without their leading `{`: the stored JSON
- * is `{"sequence":N,` + that, built once here. `$6` = 1 when the conversation was just created, `$7`
+ * order) and counts them; other replicas learn of them from an announcement after the commit. `$5`
+ * are the records without their leading `{`: the stored JSON is `{"sequence":N,` + that, built once here. `$6` = 1 when the conversation was just created, `$7`
  * its sequence (announced on the conversations channel).
  */
 export const INSERT_MESSAGES = `
@@ -118,9 +118,8 @@ export const INSERT_MESSAGES = `
     SELECT 'messages', ${WRITER_SHARD}, cardinality($5::text[])
     UNION ALL SELECT 'conversations', ${WRITER_SHARD}, 1 WHERE $6::int > 0
     ON CONFLICT (key, shard) DO UPDATE SET n = k.n + EXCLUDED.n)
-  SELECT ins.*, pg_notify('berth_messages', m.mx::text),
-    CASE WHEN $7::bigint > 0 THEN pg_notify('berth_conversations', $7::text) END AS _c
-  FROM ins, (SELECT max(seq) AS mx FROM ins) m ORDER BY ins.seq`;
+  SELECT ins.*, CASE WHEN $7::bigint > 0 THEN pg_notify('berth_conversations', $7::text) END AS _c
+  FROM ins ORDER BY ins.seq`;
 
 /** A conversation created by a POST without messages: count and announce it. */
 export const BUMP_CONVERSATIONS = `

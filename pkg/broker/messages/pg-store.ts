@@ -148,6 +148,7 @@ export class PgMessageStore implements MessageStore {
         query_count: 0,
       });
     const last = rows.at(-1);
+    if (last) this.#backend.announce(CHANNELS.messages, last.seq);
     if (last && this.#messages) {
       this.#messages.local(rows);
       // Resolve after this process's listeners saw the rows (bounded: the write is committed anyway).

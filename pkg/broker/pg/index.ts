@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../../log/index.ts';
+import { Announcer } from './announce.ts';
 import { type Database, openDatabase } from './db.ts';
 import { Feed, type FeedOptions, type FeedRow } from './feed.ts';
 import { migrate, migrationsFolder } from './migrate.ts';
@@ -46,6 +47,8 @@ export interface PgBackend {
   logger: Logger;
   /** A feed reader subscribed to `channel` and positioned at the current head (needs the database). */
   feed<R extends FeedRow>(channel: string, opts: Omit<FeedOptions<R>, 'pool' | 'logger'>): Promise<Feed<R>>;
+  /** After a commit: wakes the other replicas' feeds of `channel` (coalesced, outside the write). */
+  announce(channel: string, seq: number): void;
   /** Readiness: does PostgreSQL answer? */
   health(): Promise<{ ok: boolean; message?: string }>;
   close(): Promise<void>;
@@ -69,6 +72,7 @@ export async function openPgBackend(o: PgBackendOptions): Promise<PgBackend> {
   const reaper = new Reaper({ pool: database.pool, logger, intervalMs: o.reapIntervalMs });
   reaper.start();
   const feeds: Array<Feed<FeedRow>> = [];
+  const announcer = new Announcer(database.pool, logger);
   logger.info({ db: database.safeUrl }, 'PostgreSQL backend open');
   return {
     database,
@@ -85,6 +89,7 @@ export async function openPgBackend(o: PgBackendOptions): Promise<PgBackend> {
       feeds.push(feed as unknown as Feed<FeedRow>);
       return feed;
     },
+    announce: (channel, seq) => announcer.announce(channel, seq),
     health: () => database.probe(),
     async close() {
       for (const f of feeds) f.close();

@@ -16,7 +16,8 @@ export interface FanOutResult {
  */
 export async function fanOut(
   url: string,
-  o: { watchers: number; rate: number; seconds: number; warmupSeconds?: number },
+  /** `postUrl`: post to another broker than the watched one (cross-replica delivery). */
+  o: { watchers: number; rate: number; seconds: number; warmupSeconds?: number; postUrl?: string },
 ): Promise<FanOutResult> {
   const worker = new Worker(join(import.meta.dirname, 'watchers.ts'), {
     workerData: { url, watchers: o.watchers },
@@ -44,7 +45,7 @@ export async function fanOut(
       const wait = start + i * interval - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       posts.push(
-        fetch(`${url}/messages`, {
+        fetch(`${o.postUrl ?? url}/messages`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({
