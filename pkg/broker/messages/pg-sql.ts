@@ -98,8 +98,9 @@ export const ENSURE_CONVERSATION = `
 /**
  * Inserts the messages with sequences drawn in this statement (sorted, so input order is sequence
  * order) and counts them; other replicas learn of them from an announcement after the commit. `$5`
- * are the records without their leading `{`: the stored JSON is `{"sequence":N,` + that, built once here. `$6` = 1 when the conversation was just created, `$7`
- * its sequence (announced on the conversations channel).
+ * are the records without their leading `{`: the stored JSON is `{"sequence":N,` + that, built once
+ * here. `$6` = 1 when the conversation was just created, `$7` its sequence (announced on the
+ * conversations channel).
  */
 export const INSERT_MESSAGES = `
   WITH s AS (SELECT nextval('berth_messages_seq') AS seq FROM generate_series(1, cardinality($5::text[]))),
