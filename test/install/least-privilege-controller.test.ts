@@ -70,9 +70,27 @@ afterAll(async () => {
   scratch.remove();
 });
 
-/** kubectl wait: the real client's watch, no polling of our own. */
+/**
+ * kubectl wait: the real client's watch, no polling of our own. When a condition never comes, the
+ * error carries what the controllers logged about refusals (a rule missing from the manifest).
+ */
 const wait = (ns: string, what: string, condition: string) =>
-  mustKubectl(['wait', `--for=${condition}`, what, '-n', ns, '--timeout=120s']);
+  mustKubectl(['wait', `--for=${condition}`, what, '-n', ns, '--timeout=90s']).catch((err: Error) => {
+    const refused = controllers.flatMap((c) =>
+      c
+        .output()
+        .split('\n')
+        .filter((l) => /forbidden/i.test(l)),
+    );
+    throw new Error(
+      `${err.message}\ncontroller refusals:\n${
+        refused
+          .slice(0, 3)
+          .map((l) => l.slice(0, 500))
+          .join('\n') || '(none)'
+      }`,
+    );
+  });
 
 /**
  * One tenant's round: its objects are created with the tenant API's own token (the tenant Role
@@ -162,7 +180,7 @@ describe('berth controller with only its manifest RBAC', () => {
       expect(c.output()).not.toMatch(/forbidden/i);
       expect(c.output()).not.toMatch(/could not record event/);
     }
-  });
+  }, 300_000);
 
   it('may do what the code needs and nothing more', async () => {
     const [t] = tenants as [string];

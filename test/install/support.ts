@@ -90,7 +90,9 @@ export async function tokenKubeconfig(sa: string, saNamespace: string, namespace
     contexts: [{ name: sa, cluster: 'berth-test', user: sa, namespace }],
     currentContext: sa,
   });
-  const path = join(mkdtempSync(join(tmpdir(), 'berth-sa-')), 'kubeconfig');
+  const dir = mkdtempSync(join(tmpdir(), 'berth-sa-'));
+  tokenDirs.push(dir);
+  const path = join(dir, 'kubeconfig');
   writeFileSync(path, kc.exportConfig(), { mode: 0o600 });
   return { path, kc };
 }
@@ -125,10 +127,14 @@ export async function canI(kc: KubeConfig, question: string): Promise<boolean> {
   return res.json<{ status: { allowed: boolean } }>().status.allowed;
 }
 
+/** Directories holding token kubeconfigs: removed by stopAll, tokens are credentials. */
+const tokenDirs: string[] = [];
+
 /** Processes started here, stopped by stopAll (SIGTERM, then SIGKILL if one hangs). */
 const started: Spawned[] = [];
 
 export async function stopAll(): Promise<void> {
+  for (const dir of tokenDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   await Promise.all(
     started.splice(0).map(async (p) => {
       if (p.proc.exitCode !== null || p.proc.signalCode !== null) return;
