@@ -31,14 +31,25 @@ export function toBatches(chunks: Record<string, unknown>[], maxBatch: number): 
   return out;
 }
 
+const QUERY_AT = ',"query":';
+const TIMESTAMP_AT = ',"timestamp":"';
+
 /**
- * A record from a stream entry. The scripts write the fields in a fixed order — firehose `q, r`,
- * per-query stream `r`, then `e 1` on an error chunk — so they are read by position: the reader
- * decodes every entry of every replica, and this runs once per entry.
+ * The query of a record, from its head `{"sequence":…,"query":<JSON string>,"timestamp":"…`. Inside
+ * a JSON string a quote is always escaped, so the first `,"timestamp":"` after the query is the
+ * real one; a name without escapes (the usual Kubernetes name) needs no parse.
+ */
+export function queryOf(json: string): string {
+  const from = json.indexOf(QUERY_AT) + QUERY_AT.length;
+  const lit = json.slice(from, json.indexOf(TIMESTAMP_AT, from));
+  return lit.includes('\\') ? (JSON.parse(lit) as string) : lit.slice(1, -1);
+}
+
+/**
+ * A record from a stream entry: `[id, ['r', json]]`, or `[id, ['r', json, 'e', '1']]` for an error
+ * chunk (fields by position: the reader decodes every entry of every replica, this runs per entry).
  */
 export function recordOf([id, f]: RawEntry, query: string | undefined, expiresAt: number): StoredChunk {
-  const firehose = f[0] === 'q';
-  const json = (firehose ? f[3] : f[1]) ?? '';
-  const isError = f.length > (firehose ? 4 : 2);
-  return storedFromJson(Number.parseInt(id, 10), query ?? f[1] ?? '', json, isError, expiresAt);
+  const json = f[1] ?? '';
+  return storedFromJson(Number.parseInt(id, 10), query ?? queryOf(json), json, f.length > 2, expiresAt);
 }

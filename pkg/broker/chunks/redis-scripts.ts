@@ -8,10 +8,10 @@
  * Keys (all under the store's prefix): 1 `seq` counter (never deleted, not even by a purge),
  * 2 `fh` firehose stream, 3 `q:<query>` stream, 4 `st:<query>` state hash, 5 `streams` index
  * (sorted set: query → last activity in ms, for purge and index upkeep).
- * Entries: firehose `q` query, `r` the record's JSON as served (built here, byte for byte what
- * `storedChunk` in types.ts builds), `e` "1" only on an error chunk; the per-query stream holds the
- * same without `q`. Few fields per entry on purpose: decoding the reader's replies is the main cost
- * of live delivery, and it grows with the number of RESP items, not with their size.
+ * Entries (firehose and per-query stream alike): `r` the record's JSON as served (built here, byte
+ * for byte what `storedChunk` in types.ts builds), then `e 1` only on an error chunk. One field
+ * on purpose: decoding the reader's replies is the main cost of live delivery and grows with the
+ * number of RESP items, not their size (the query is read back from the record's head).
  */
 
 // The last sequence handed out: the counter, or the firehose's last id if that is higher — the
@@ -67,10 +67,10 @@ for i = 1, n do
   local r = head(seq) .. ',"type":"chunk","chunk":' .. string.sub(all, from, to - 1) .. '}'
   from = to + 1
   if string.sub(flags, i, i) == '1' then
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(seq), 'q', ARGV[1], 'r', r, 'e', '1')
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(seq), 'r', r, 'e', '1')
     redis.call('XADD', KEYS[3], 'MAXLEN', '~', qMax, id(seq), 'r', r, 'e', '1')
   else
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(seq), 'q', ARGV[1], 'r', r)
+    redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(seq), 'r', r)
     redis.call('XADD', KEYS[3], 'MAXLEN', '~', qMax, id(seq), 'r', r)
   end
 end
@@ -90,7 +90,7 @@ if completed == false then return -1 end
 if completed == '1' then return 0 end
 local seq = current() + 1
 local r = head(seq) .. ',"type":"complete"}'
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(seq), 'q', ARGV[1], 'r', r)
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(seq), 'r', r)
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', qMax, id(seq), 'r', r)
 redis.call('SET', KEYS[1], string.format('%d', seq))
 redis.call('HSET', KEYS[4], 'completed', '1', 'last', now)

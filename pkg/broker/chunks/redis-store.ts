@@ -155,7 +155,9 @@ export class RedisChunkStore implements ChunkStore {
     const expiresAt = now + this.#o.ttlSeconds * 1000;
     for (const [i, b] of batches.entries())
       for (const [j, json] of b.json.entries())
-        out.push(storedChunk((firsts[i] as number) + j, query, now, json, b.flags[j] === '1', expiresAt));
+        out.push(
+          storedChunk((firsts[i] as number) + j, query, now, json, b.flags[j] === '1', expiresAt, true),
+        );
     const last = out[out.length - 1];
     if (last && last.seq > this.#head) this.#head = last.seq;
     return out;
@@ -170,7 +172,7 @@ export class RedisChunkStore implements ChunkStore {
     if (seq < 0) return { result: 'unknown' };
     if (seq === 0) return { result: 'already_completed' };
     if (seq > this.#head) this.#head = seq;
-    const marker = storedChunk(seq, query, now, undefined, false, now + this.#o.ttlSeconds * 1000);
+    const marker = storedChunk(seq, query, now, undefined, false, now + this.#o.ttlSeconds * 1000, true);
     return { result: 'completed', marker };
   }
 

@@ -74,6 +74,8 @@ export function storedChunk(
   chunk: string | undefined,
   isError: boolean,
   expiresAt: number,
+  /** Estimate the heap cost from the length only (a store that does not cap by bytes). */
+  roughBytes = false,
 ): StoredChunk {
   const head = `{"sequence":${seq},"query":${JSON.stringify(query)},"timestamp":"${isoTime(at)}"`;
   const json =
@@ -81,7 +83,7 @@ export function storedChunk(
   return {
     seq,
     json,
-    bytes: entryBytes(json, 64),
+    bytes: roughBytes ? json.length * 2 + 224 : entryBytes(json, 64),
     expiresAt,
     query,
     kind: chunk === undefined ? 'complete' : 'chunk',

@@ -1,17 +1,9 @@
 import type pg from 'pg';
 import type { Page } from '../core/seq-deque.ts';
-import {
-  CHANNELS,
-  COUNTER_SHARDS,
-  type Feed,
-  guarded,
-  inTransaction,
-  LOCK_CLASS,
-  LOCKS,
-  type PgBackend,
-} from '../pg/index.ts';
+import { CHANNELS, type Feed, guarded, inTransaction, LOCKS, type PgBackend } from '../pg/index.ts';
 import type { PgSessionStore } from '../sessions/pg-store.ts';
-import { type EventFilter, type EventInput, type EventStore, type StoredEvent, sessionOf } from './types.ts';
+import { COUNTER_KEY, counterAdd, eventDraft, insertEvents } from './pg-insert.ts';
+import type { EventFilter, EventInput, EventStore, StoredEvent } from './types.ts';
 
 export interface PgEventStoreOptions {
   /** EVENT_VISIBILITY_TTL_SECONDS: events older than this are hidden at once and reaped later. */
@@ -25,11 +17,6 @@ export interface PgEventStoreOptions {
   onClose?: () => Promise<void>;
 }
 
-// Advisory lock (two-key form, Berth's class) that makes a batch's sequences consecutive: single
-// appends hold it shared (they never wait for each other), a batch holds it exclusively while it
-// draws its values, so no other writer's value lands inside the batch.
-const EVENT_SEQ_LOCK = 20;
-const COUNTER_KEY = 'events';
 const COLUMNS = 'seq::int8 AS seq, query_id, session_id, reason, event_type, json, expires_at';
 
 /** An event read back from a row: the payload is parsed from its JSON only when asked for. */
@@ -141,54 +128,28 @@ export class PgEventStore implements EventStore {
 
   /**
    * Stores events in one transaction with consecutive sequences, rolls their sessions up in the
-   * same transaction (when sessions are on PostgreSQL), notifies, and resolves once committed and
-   * handed to this replica's listeners.
+   * same transaction (when sessions are on PostgreSQL), announces them to the other replicas after
+   * the commit, and resolves once handed to this replica's listeners.
    */
   async appendMany(inputs: EventInput[]): Promise<StoredEvent[]> {
     const now = new Date().toISOString();
-    const { events, published } = await guarded('postgres', () =>
-      inTransaction(this.#pool, async (client) => {
-        const lock = inputs.length > 1 ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared';
-        const drawn = await client.query(
-          `SELECT nextval('berth_events_seq')::int8 AS seq
-             FROM (SELECT ${lock}(${LOCK_CLASS}, ${EVENT_SEQ_LOCK})) AS l, generate_series(1, $1::int)`,
-          [inputs.length],
-        );
-        const seqs = drawn.rows.map((r) => Number(r.seq)).sort((a, b) => a - b);
-        const events = inputs.map((input, i) => eventOf(input, seqs[i] as number, now));
-        const col = <T>(f: (e: StoredEvent, i: number) => T) => events.map(f);
-        const r = await client.query(
-          `WITH i AS (
-             INSERT INTO berth_events (seq, query_id, session_id, reason, event_type, timestamp, data, json, expires_at)
-             SELECT s, q, ss, r, t, ts, d, j, now() + make_interval(secs => $9::float8)
-               FROM unnest($1::int8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[],
-                           $7::jsonb[], $8::text[]) AS x(s, q, ss, r, t, ts, d, j)
-             RETURNING expires_at),
-           c AS (${counterAdd('(SELECT count(*) FROM i)')})
-           SELECT min(expires_at) AS exp, pg_notify('${CHANNELS.events}', $10) FROM i`,
-          [
-            col((e) => e.seq),
-            col((e) => e.queryId),
-            col((e) => e.sessionId),
-            col((e) => e.reason),
-            col((e) => e.eventType),
-            col((e) => new Date(Date.parse(e.timestamp)).toISOString()),
-            col((e) => JSON.stringify(e.data)),
-            col((e) => e.json),
-            this.#opts.ttlSeconds,
-            String(seqs.at(-1)),
-          ],
-        );
-        const expiresAt = new Date(r.rows[0]?.exp).getTime();
-        for (const e of events) e.expiresAt = expiresAt;
-        const published = this.#opts.sessions
-          ? await this.#opts.sessions.rollupInTx(client, { kind: 'events', items: events })
-          : undefined;
-        return { events, published };
-      }),
-    );
+    const drafts = inputs.map((input) => eventDraft(input, now));
+    const events = drafts.map((d) => d.event);
+    const sessions = this.#opts.sessions;
+    const published = await guarded('postgres', async () => {
+      // Without sessions in PostgreSQL the insert is one autocommitted statement.
+      if (!sessions) return void (await insertEvents(this.#pool, drafts, this.#opts.ttlSeconds));
+      return inTransaction(this.#pool, async (client) => {
+        // The roll-up first (it needs no event sequence), so the events' sequences are drawn by the
+        // transaction's last statement and stay uncommitted for the shortest time.
+        const after = await sessions.rollupInTx(client, { kind: 'events', items: events });
+        await insertEvents(client, drafts, this.#opts.ttlSeconds);
+        return after;
+      });
+    });
     published?.();
-    for (const e of events) this.#opts.sessions?.skip(e);
+    for (const e of events) sessions?.skip(e);
+    this.#backend.announce(CHANNELS.events, events.at(-1)?.seq as number);
     this.#feed?.local(events);
     await this.#feed?.settle(events.at(-1)?.seq as number);
     return events;
@@ -235,39 +196,6 @@ export class PgEventStore implements EventStore {
   async close(): Promise<void> {
     await this.#opts.onClose?.();
   }
-}
-
-/** Adds `n` (an SQL expression) to a random shard of the events counter (one hot row would serialize writers). */
-function counterAdd(n: string): string {
-  return `INSERT INTO berth_counters (key, shard, n)
-          VALUES ('${COUNTER_KEY}', floor(random() * ${COUNTER_SHARDS})::int2, ${n})
-          ON CONFLICT (key, shard) DO UPDATE SET n = berth_counters.n + EXCLUDED.n`;
-}
-
-/** The stored record of an input, serialized once (sequence first, like the memory store). */
-function eventOf(input: EventInput, seq: number, now: string): StoredEvent {
-  const record = {
-    sequence: seq,
-    timestamp: input.timestamp ?? now,
-    eventType: input.eventType,
-    reason: input.reason,
-    message: input.message,
-    data: input.data,
-  };
-  const json = JSON.stringify(record);
-  const data = input.data as Record<string, unknown>;
-  return {
-    seq,
-    json,
-    bytes: json.length,
-    expiresAt: 0,
-    queryId: typeof data.queryId === 'string' ? data.queryId : '',
-    sessionId: sessionOf(data),
-    reason: input.reason,
-    eventType: input.eventType,
-    timestamp: record.timestamp,
-    data,
-  };
 }
 
 /** Opens the events store of one process on the shared PostgreSQL backend (stores.ts). */

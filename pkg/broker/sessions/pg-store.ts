@@ -111,13 +111,12 @@ export class PgSessionStore implements SessionStore {
 
   /**
    * Rolls events or messages up inside the caller's transaction (atomic with their insert: an
-   * acknowledged write always has its session change). Call the returned function after COMMIT.
+   * acknowledged write always has its session change). Call the returned function after COMMIT:
+   * it announces the changes to the other replicas and hands them to this replica's listeners.
    */
   async rollupInTx(client: Queryable, input: RollupInput): Promise<() => void> {
     const rows = await applyRollup(client, input, this.#opts.ttlSeconds);
-    if (!rows.length) return () => {};
-    await client.query('SELECT pg_notify($1, $2)', [CHANNELS.sessions, String(rows.at(-1)?.seq)]);
-    return () => this.#feed?.local(rows);
+    return () => this.#committed(rows);
   }
 
   recordEvent(e: StoredEvent): void {
@@ -145,7 +144,6 @@ export class PgSessionStore implements SessionStore {
         // A rename is not activity: only a new session gets a fresh visibility window.
         const before = new Map([[id, loaded?.counted]]);
         await writeSessions(client, [row], before, this.#opts.ttlSeconds, !existing);
-        await client.query('SELECT pg_notify($1, $2)', [CHANNELS.sessions, String(seq)]);
         return { view: s.view(), created: !existing, rows: [row] };
       }),
     );
@@ -204,11 +202,20 @@ export class PgSessionStore implements SessionStore {
     for (const l of this.#listeners) l(row.seq, viewOf, () => row.json);
   }
 
-  /** Hands committed rows to this replica's feed and waits until listeners saw them (bounded). */
+  /**
+   * After a commit: tells the other replicas (a NOTIFY inside the write would serialize commits)
+   * and hands the rows to this replica's feed.
+   */
+  #committed(rows: SessionRow[]): void {
+    if (!rows.length) return;
+    this.#backend.announce(CHANNELS.sessions, rows.at(-1)?.seq as number);
+    this.#feed?.local(rows);
+  }
+
+  /** `#committed`, then waits until this replica's listeners saw the rows (bounded). */
   async #published(rows: SessionRow[]): Promise<void> {
-    if (!rows.length || !this.#feed) return;
-    this.#feed.local(rows);
-    await this.#feed.settle(rows.at(-1)?.seq as number);
+    this.#committed(rows);
+    if (rows.length) await this.#feed?.settle(rows.at(-1)?.seq as number);
   }
 }
 

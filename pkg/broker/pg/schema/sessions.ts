@@ -34,7 +34,11 @@ export const sessions = pgTable(
   },
   (t) => [
     uniqueIndex('berth_sessions_seq_idx').on(t.seq),
-    index('berth_sessions_last_activity_idx').on(t.lastActivity),
+    // The three sorts of the list (sort=date|name|conversations), each with seq as tie-breaker,
+    // so a sorted page is an index scan too (name in code-point order, like the memory store).
+    index('berth_sessions_last_activity_idx').on(t.lastActivity, t.seq),
+    index('berth_sessions_name_idx').on(sql`${t.nameKey} COLLATE "C"`, t.seq),
+    index('berth_sessions_conversations_idx').on(t.conversationCount, t.seq),
     // Only rows not yet marked hidden: the ones expiring soon, the reaper's and the counters' concern.
     index('berth_sessions_expires_idx').on(t.expiresAt).where(sql`NOT hidden`),
     index('berth_sessions_status_idx').on(t.status, t.seq),
