@@ -1,4 +1,4 @@
-import { COUNTER_SHARDS, LOCK_CLASS } from '../pg/index.ts';
+import { COUNTER_SHARDS, LOCK_CLASS, LOCKS } from '../pg/index.ts';
 import type { Queryable } from '../sessions/pg-rollup.ts';
 import { type EventInput, type StoredEvent, sessionOf } from './types.ts';
 
@@ -7,7 +7,7 @@ export const COUNTER_KEY = 'events';
 // Advisory lock (two-key form, Berth's class) that makes a batch's sequences consecutive: single
 // appends hold it shared (they never wait for each other), a batch holds it exclusively while it
 // draws, so no other writer's value lands inside the batch. Held to the end of the transaction.
-const EVENT_SEQ_LOCK = 20;
+const EVENT_SEQ_LOCK = LOCKS.eventSeq;
 
 /** An event before its sequence is drawn: the record without `sequence`, serialized once. */
 export interface EventDraft {

@@ -4,6 +4,7 @@ import { seqLine } from '../core/persist.ts';
 import { SeqDeque } from '../core/seq-deque.ts';
 import type { StoredEvent } from '../events/types.ts';
 import type { StoredMessage } from '../messages/types.ts';
+import { matchesView } from './filter.ts';
 import { Session } from './rollup.ts';
 import type {
   SessionFilter,
@@ -100,21 +101,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   matches(v: SessionView, f: SessionFilter, ignoreStatus = false): boolean {
-    if (f.session_id !== undefined && v.sessionId !== f.session_id) return false;
-    if (!ignoreStatus && f.status !== undefined && v.status !== f.status) return false;
-    if (f.dateFrom !== undefined && Date.parse(v.lastActivity) < Date.parse(f.dateFrom)) return false;
-    if (f.dateTo !== undefined && Date.parse(v.firstActivity) > Date.parse(f.dateTo)) return false;
-    if (f.search) {
-      const needle = f.search.toLowerCase();
-      const hay = [
-        v.sessionId,
-        v.name,
-        ...v.conversations,
-        ...v.queries.flatMap((q) => [q.queryId, q.queryName ?? '']),
-      ];
-      if (!hay.some((h) => h.toLowerCase().includes(needle))) return false;
-    }
-    return true;
+    return matchesView(v, f, ignoreStatus);
   }
 
   async list(o: SessionListOptions): Promise<SessionPage> {

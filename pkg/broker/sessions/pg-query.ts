@@ -120,22 +120,3 @@ export async function sessionChanges(
   );
   return r.rows.map((x) => JSON.parse(x.json) as SessionView);
 }
-
-/** The memory store's filter on a view, for live frames (the hub filters without a query). */
-export function matchesView(v: SessionView, f: SessionFilter): boolean {
-  if (f.session_id !== undefined && v.sessionId !== f.session_id) return false;
-  if (f.status !== undefined && v.status !== f.status) return false;
-  if (f.dateFrom !== undefined && Date.parse(v.lastActivity) < Date.parse(f.dateFrom)) return false;
-  if (f.dateTo !== undefined && Date.parse(v.firstActivity) > Date.parse(f.dateTo)) return false;
-  if (f.search) {
-    const needle = f.search.toLowerCase();
-    const hay = [
-      v.sessionId,
-      v.name,
-      ...v.conversations,
-      ...v.queries.flatMap((q) => [q.queryId, q.queryName ?? '']),
-    ];
-    if (!hay.some((h) => h.toLowerCase().includes(needle))) return false;
-  }
-  return true;
-}

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { StoredEvent } from '../events/types.ts';
 import type { StoredMessage } from '../messages/types.ts';
 import { CHANNELS, type Feed, guarded, inTransaction, LOCKS, type PgBackend } from '../pg/index.ts';
+import { matchesView } from './filter.ts';
 import { deleteAllSessions, hideExpired } from './pg-counts.ts';
-import { listSessions, matchesView, sessionChanges } from './pg-query.ts';
+import { listSessions, sessionChanges } from './pg-query.ts';
 import { RollupQueue } from './pg-queue.ts';
 import {
   applyRollup,
