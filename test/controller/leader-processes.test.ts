@@ -90,7 +90,7 @@ const leaseHolder = async () =>
 beforeAll(async () => {
   ns = await createNamespace('ctl-leader');
   broker = await startBrokerProcess();
-  // The processes run as the controller identity (its ClusterRole from manifests/rbac.yaml).
+  // The processes run as the controller identity (its ClusterRole from hack/local-rbac.yaml).
   const { writeFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { tmpdir } = await import('node:os');

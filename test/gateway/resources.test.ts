@@ -203,7 +203,7 @@ describe('namespaces and context', () => {
 
   it("POST /v1/namespaces validates and maps the API server's 403", async () => {
     expect((await api.post('/v1/namespaces', { name: 'Bad_Name' })).status).toBe(400);
-    // The gateway identity may not create namespaces (manifests/rbac.yaml).
+    // The gateway identity may not create namespaces (hack/local-rbac.yaml).
     const res = await api.post('/v1/namespaces', { name: `${ns}-new` });
     expect(res.status).toBe(403);
     expect(res.body.error.code).toBe('forbidden');

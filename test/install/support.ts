@@ -60,7 +60,7 @@ const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding
  * The controller's identity from manifests/base/controller, rendered by `kubectl kustomize` and
  * applied without its workload (no controller-manager runs pods here). ClusterRole names are
  * global and the bootstrap of the test control plane already owns `berth-controller` (from
- * manifests/rbac.yaml, used by other test files), so a kustomize `nameSuffix` makes every name
+ * hack/local-rbac.yaml, used by other test files), so a kustomize `nameSuffix` makes every name
  * unique — kustomize renames roleRefs and subjects with it; the rules stay the manifest's own.
  * Returns the ServiceAccount's name.
  */

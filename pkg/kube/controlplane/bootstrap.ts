@@ -9,7 +9,7 @@ import { waitFor } from './https-probe.ts';
 
 const FIELD_MANAGER = 'berth-local-bootstrap';
 
-/** Binds the local token users to the ClusterRoles of manifests/rbac.yaml. */
+/** Binds the local token users to the ClusterRoles of hack/local-rbac.yaml. */
 function userBindings(): KubernetesObject[] {
   return (['controller', 'gateway'] as const).map((user) => ({
     apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -51,7 +51,7 @@ export async function bootstrapCluster(
   const kc = new KubeConfig();
   kc.loadFromFile(kubeconfigPath);
   const client = new HttpClient({ kc, scheme: new Scheme() });
-  const rbac = readManifests(join(projectRoot(), 'manifests', 'rbac.yaml')).filter(
+  const rbac = readManifests(join(projectRoot(), 'hack', 'local-rbac.yaml')).filter(
     (o) => o.kind === 'ClusterRole',
   );
   await applyObjects(client, [...rbac, ...userBindings()], { fieldManager: FIELD_MANAGER });
