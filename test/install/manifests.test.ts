@@ -14,12 +14,12 @@ const scratch = mkdtempSync(join(projectRoot(), '.berth-kustomize-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** A tenant's own kustomization: only `namespace` and `resources`, as docs/install.md shows. */
-function tenantKustomization(namespace: string): string {
+function tenantKustomization(namespace: string, extra = ''): string {
   const dir = join(scratch, namespace);
   rmSync(dir, { recursive: true, force: true });
   const rel = relative(dir, join(manifests, 'overlays', 'tenant'));
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'kustomization.yaml'), `namespace: ${namespace}\nresources: [${rel}]\n`);
+  writeFileSync(join(dir, 'kustomization.yaml'), `namespace: ${namespace}\nresources: [${rel}]\n${extra}`);
   return dir;
 }
 
@@ -49,5 +49,22 @@ describe('kubectl apply --dry-run=server -k', () => {
     const rendered = await kubectl(['kustomize', tenantKustomization('tenant-dry-a')]);
     expect(rendered.stdout).not.toMatch(/kind: Cluster(Role|RoleBinding)/);
     expect(rendered.stdout).toContain('namespace: tenant-dry-a');
+  });
+
+  it('accepts the optional impersonation component, bound to the tenant account only', async () => {
+    const dir = tenantKustomization('tenant-dry-a');
+    const component = relative(dir, join(manifests, 'components', 'impersonation'));
+    const withImpersonation = tenantKustomization(
+      'tenant-dry-a',
+      `components: [${component}]\nnameSuffix: -tenant-dry-a\n`,
+    );
+    const r = await kubectl(['apply', '--dry-run=server', '-k', withImpersonation]);
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.code).toBe(0);
+    const rendered = (await kubectl(['kustomize', withImpersonation])).stdout;
+    expect(rendered).toContain('verbs:\n  - impersonate');
+    expect(rendered).toMatch(
+      /kind: ServiceAccount\n {2}name: berth-api-tenant-dry-a\n {2}namespace: tenant-dry-a/,
+    );
   });
 });
