@@ -2,14 +2,12 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import type { Page } from '../core/seq-deque.ts';
 import { CHANNELS, type Feed, guarded, inTransaction, LOCKS, type PgBackend } from '../pg/index.ts';
+import { AppendBatcher } from './pg-append.ts';
 import { PgConversations } from './pg-conversations.ts';
 import {
-  BUMP_CONVERSATIONS,
   deleteSql,
-  ENSURE_CONVERSATION,
   FEED_READ,
   FEED_START,
-  INSERT_MESSAGES,
   lockConversationsSql,
   type MessageRow,
   pageSql,
@@ -60,6 +58,7 @@ export class PgMessageStore implements MessageStore {
   readonly #opts: PgMessageStoreOptions;
   readonly #listeners: Array<(m: StoredMessage) => void> = [];
   readonly #convs: PgConversations;
+  readonly #appends: AppendBatcher;
   #messages: Feed<StoredMessage> | undefined;
 
   constructor(backend: PgBackend, opts: PgMessageStoreOptions) {
@@ -67,6 +66,7 @@ export class PgMessageStore implements MessageStore {
     this.#pool = backend.database.pool;
     this.#opts = opts;
     this.#convs = new PgConversations(this.#pool);
+    this.#appends = new AppendBatcher(this.#pool, opts.defaultTtlSeconds, opts.rollup);
   }
 
   async init(): Promise<void> {
@@ -104,39 +104,7 @@ export class PgMessageStore implements MessageStore {
   }
 
   async append(input: z.output<typeof messagesBody>): Promise<StoredMessage[]> {
-    const timestamp = new Date().toISOString();
-    const bodies = input.messages.map((message) =>
-      JSON.stringify({
-        timestamp,
-        conversation_id: input.conversation_id,
-        query_id: input.query_id,
-        message,
-      }).slice(1),
-    );
-    const ttl = input.ttl_seconds ?? this.#opts.defaultTtlSeconds;
-    const { rows, conv, after } = await guarded(BACKEND, () =>
-      inTransaction(this.#pool, async (client) => {
-        const ensured = await client.query(ENSURE_CONVERSATION, [input.conversation_id, timestamp]);
-        const c = ensured.rows[0] as { seq: number; created_at: Date } | undefined;
-        if (!bodies.length) {
-          if (c) await client.query(BUMP_CONVERSATIONS, [c.seq]);
-          return { rows: [] as StoredMessage[], conv: c, after: undefined };
-        }
-        const r = await client.query<MessageRow>(INSERT_MESSAGES, [
-          input.conversation_id,
-          input.query_id,
-          timestamp,
-          ttl,
-          bodies,
-          c ? 1 : 0,
-          c?.seq ?? 0,
-        ]);
-        const stored = r.rows.map(toStored);
-        const after = await this.#opts.rollup?.(client, stored, timestamp);
-        return { rows: stored, conv: c, after };
-      }),
-    );
-    after?.();
+    const { rows, conv } = await this.#appends.append(input);
     if (conv)
       // Announced as created (empty), like the memory store does, before its messages.
       void this.#convs.created({
