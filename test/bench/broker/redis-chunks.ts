@@ -1,8 +1,8 @@
 /**
  * Chunk benchmark, memory vs Redis: `node test/bench/broker/redis-chunks.ts` (REDIS_URL, default the
  * local Redis; CHUNK_BENCH_SAMPLES latency samples, default 1000;
- * CHUNK_BENCH_GAP_MS between them, default 25). Each backend runs in a broker
- * process of its own (chunk-server.ts). Measures bulk NDJSON ingest (chunks/s, one and four
+ * CHUNK_BENCH_GAP_MS between them, default 25). Each backend runs as `berth broker` in a process
+ * of its own (CHUNK_BACKEND=redis for Redis, two of them for the cross-replica figure). Measures bulk NDJSON ingest (chunks/s, one and four
  * concurrent uploads) and chunk write → SSE delivery latency (POST of one chunk until its frame is
  * read from `GET /stream/{query}`), plus, for Redis, the same across two replicas (POST to A, SSE
  * from B). Writes redis-chunks-results.json beside this file. Keys live under a fresh prefix that is
@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { spawnBerthScript } from './chunk-process.ts';
+import { startBrokerProcess } from './process.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SAMPLES = Number(process.env.CHUNK_BENCH_SAMPLES ?? 1000);
@@ -116,12 +116,25 @@ const pct = (xs: number[], p: number) => {
   return Math.round((s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0) * 100) / 100;
 };
 
-const env = { ...process.env, REDIS_URL, CHUNK_KEY_PREFIX: prefix };
+/** `berth broker` as its own process, chunks in memory or in Redis (under this run's key prefix). */
+async function broker(backend: 'memory' | 'redis') {
+  const env: NodeJS.ProcessEnv =
+    backend === 'redis' ? { CHUNK_BACKEND: 'redis', REDIS_URL, REDIS_KEY_PREFIX: prefix } : {};
+  const b = await startBrokerProcess(env);
+  return {
+    url: b.url,
+    stop: async () => {
+      b.proc.kill('SIGTERM');
+      await b.exited;
+    },
+  };
+}
+
 try {
   for (const backend of ['memory', 'redis'] as const) {
     console.log(`[bench] ${backend}`);
-    const a = await spawnBerthScript(backend, env);
-    const b = backend === 'redis' ? await spawnBerthScript(backend, env) : undefined;
+    const a = await broker(backend);
+    const b = backend === 'redis' ? await broker(backend) : undefined;
     try {
       const r: Record<string, number | string> = {};
       await ingest(a.url, 'warm', 2000, 2);
