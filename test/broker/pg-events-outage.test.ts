@@ -1,8 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBrokerApp } from '../../pkg/broker/app.ts';
 import { brokerConfig } from '../../pkg/broker/config.ts';
@@ -13,63 +8,19 @@ import { openPgBackend } from '../../pkg/broker/pg/index.ts';
 import { openPgSessionStore } from '../../pkg/broker/sessions/pg-store.ts';
 import { SseHub } from '../../pkg/http/index.ts';
 import { createLogger } from '../../pkg/log/index.ts';
-
-const BIN = '/usr/lib/postgresql/15/bin';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** A PostgreSQL of this test only (the shared service is never stopped), run as the postgres user. */
-class OwnPostgres {
-  readonly dir = mkdtempSync(join(tmpdir(), 'berth-pg-outage-'));
-  readonly port: number;
-  constructor(port: number) {
-    this.port = port;
-    chownSync(this.dir, 101, 104);
-    this.#as(`${BIN}/initdb -D ${this.dir}/data -U postgres -A trust >/dev/null`);
-  }
-  get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
-  }
-  start(): void {
-    this.#as(
-      `${BIN}/pg_ctl -D ${this.dir}/data -l ${this.dir}/log -w -o "-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1" start >/dev/null`,
-    );
-  }
-  stop(): void {
-    this.#as(`${BIN}/pg_ctl -D ${this.dir}/data -m fast -w stop >/dev/null`);
-  }
-  destroy(): void {
-    try {
-      this.stop();
-    } catch {}
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-  #as(cmd: string): void {
-    execFileSync('su', ['postgres', '-s', '/bin/sh', '-c', cmd], { stdio: 'pipe' });
-  }
-}
+import { OwnPostgres } from './pg-harness.ts';
 
 const servers: OwnPostgres[] = [];
-afterAll(() => {
-  for (const s of servers) s.destroy();
+afterAll(async () => {
+  for (const s of servers) await s.destroy();
 });
 
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('events and sessions on PostgreSQL through an outage (a server of the test, stopped and restarted)', () => {
   it('answers 503 with Retry-After while PostgreSQL is down, recovers on its own, loses nothing acknowledged', async () => {
-    const server = new OwnPostgres(await freePort());
+    const server = await OwnPostgres.create();
     servers.push(server);
-    server.start();
     const logger = createLogger({ level: 'silent' });
     const backend = await openPgBackend({
       url: server.url,
@@ -118,7 +69,7 @@ describe('events and sessions on PostgreSQL through an outage (a server of the t
     })();
     try {
       await wait(300);
-      server.stop();
+      await server.stop();
       const downAt = Date.now();
       await wait(500);
       for (const path of ['/events', '/events/qo', '/sessions', '/sessions/SO']) {
@@ -132,7 +83,7 @@ describe('events and sessions on PostgreSQL through an outage (a server of the t
       const during = await postEvent(-1);
       expect(during.status).toBe(503);
       expect((await during.json()).error.message).not.toMatch(/\n\s+at /);
-      server.start();
+      await server.start();
       const upAfterMs = Date.now() - downAt;
       // Recovery on its own: the writer's requests succeed again without any restart of ours.
       const before = acked.length;
@@ -167,9 +118,8 @@ describe('events and sessions on PostgreSQL through an outage (a server of the t
   });
 
   it('keeps session roll-ups handed over during an outage (memory events → PostgreSQL sessions) and writes them after', async () => {
-    const server = new OwnPostgres(await freePort());
+    const server = await OwnPostgres.create();
     servers.push(server);
-    server.start();
     const logger = createLogger({ level: 'silent' });
     const backend = await openPgBackend({ url: server.url, logger, migrate: true });
     const sessions = await openPgSessionStore(backend, { ttlSeconds: 3600 });
@@ -188,7 +138,7 @@ describe('events and sessions on PostgreSQL through an outage (a server of the t
     try {
       for (let i = 0; i < 5; i++) sessions.recordEvent(event(i));
       expect((await sessions.get('Q'))?.counts.events).toBe(5);
-      server.stop();
+      await server.stop();
       // What stores.ts hands over (a memory event store's append listener) while PostgreSQL is down.
       for (let i = 5; i < 10; i++) sessions.recordEvent(event(i));
       const down = await sessions.get('Q').then(
@@ -196,7 +146,7 @@ describe('events and sessions on PostgreSQL through an outage (a server of the t
         (err: { status?: number; headers?: Record<string, string> }) => err,
       );
       expect(down).toMatchObject({ status: 503, headers: { 'retry-after': '2' } });
-      server.start();
+      await server.start();
       let view = await sessions.get('Q').catch(() => undefined);
       for (const until = Date.now() + 15_000; view?.counts.events !== 10 && Date.now() < until; ) {
         await wait(100);

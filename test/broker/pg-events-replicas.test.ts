@@ -3,10 +3,10 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPgEventStore } from '../../pkg/broker/events/pg-store.ts';
 import type { StoredEvent } from '../../pkg/broker/events/types.ts';
-import { openPgBackend, type PgBackend } from '../../pkg/broker/pg/index.ts';
+import { openPgBackend } from '../../pkg/broker/pg/index.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 import { collect, post, startTestBroker } from './harness.ts';
-import { TestDatabases } from './pg-harness.ts';
+import { eventually, killListen, TestDatabases } from './pg-harness.ts';
 
 const dbs = new TestDatabases();
 afterAll(() => dbs.dropAll());
@@ -30,28 +30,6 @@ function recordingLogger() {
 // after the LISTEN connection comes back, not by the feed's insurance poll.
 const replica = (url: string, logger = createLogger({ level: 'silent' })) =>
   openPgBackend({ url, logger, feed: { pollMs: 600_000 } });
-
-async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition') {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Ends a backend's LISTEN connection from the server side, as a network drop would. */
-async function killListen(url: string, backend: PgBackend): Promise<void> {
-  const pid = backend.notifier.backendPid;
-  if (!pid) throw new Error('the LISTEN connection is not up');
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const r = await c.query('SELECT pg_terminate_backend($1) AS ok', [pid]);
-    expect(r.rows[0].ok).toBe(true);
-  } finally {
-    await c.end();
-  }
-}
 
 const ev = (i: number) => ({
   eventType: 'Normal' as const,

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { migrate } from '../../pkg/broker/pg/index.ts';
+import { migrate, type PgBackend } from '../../pkg/broker/pg/index.ts';
+import { freePort } from '../../pkg/kube/controlplane/ports.ts';
 import { databaseUrl } from '../support/services.ts';
 
 /** The test PostgreSQL (DATABASE_URL or the local service), or a failure naming what is missing. */
@@ -82,17 +83,27 @@ export class TestDatabases {
 
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
-/** A free TCP port on loopback. */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
+/** Resolves once `check` holds (polled every 20 ms); fails after `ms` naming `what`. */
+export async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition') {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Ends a backend's LISTEN connection from the server side, as a network drop would. */
+export async function killListen(url: string, backend: PgBackend): Promise<void> {
+  const pid = backend.notifier.backendPid;
+  if (!pid) throw new Error('the LISTEN connection is not up');
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query<{ ok: boolean }>('SELECT pg_terminate_backend($1) AS ok', [pid]);
+    if (r.rows[0]?.ok !== true) throw new Error(`could not terminate the LISTEN connection ${pid}`);
+  } finally {
+    await c.end();
+  }
 }
 
 /**

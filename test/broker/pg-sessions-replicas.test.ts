@@ -2,34 +2,14 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPgEventStore } from '../../pkg/broker/events/pg-store.ts';
 import type { StoredMessage } from '../../pkg/broker/messages/types.ts';
-import { openPgBackend, type PgBackend } from '../../pkg/broker/pg/index.ts';
+import { openPgBackend } from '../../pkg/broker/pg/index.ts';
 import { openPgSessionStore } from '../../pkg/broker/sessions/pg-store.ts';
 import type { SessionView } from '../../pkg/broker/sessions/types.ts';
 import { createLogger } from '../../pkg/log/index.ts';
-import { TestDatabases } from './pg-harness.ts';
+import { eventually, killListen, TestDatabases } from './pg-harness.ts';
 
 const dbs = new TestDatabases();
 afterAll(() => dbs.dropAll());
-
-async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition') {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Ends a backend's LISTEN connection from the server side, as a network drop would. */
-async function killListen(url: string, backend: PgBackend): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    const r = await c.query('SELECT pg_terminate_backend($1) AS ok', [backend.notifier.backendPid]);
-    expect(r.rows[0].ok).toBe(true);
-  } finally {
-    await c.end();
-  }
-}
 
 /** One broker replica's event and session stores, wired like stores.ts wires them. */
 async function replica(url: string, ttlSeconds = 3600) {

@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RedisChunkStore } from '../../pkg/broker/chunks/redis-store.ts';
+import { freePort } from '../../pkg/kube/controlplane/ports.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 import { post } from './harness.ts';
-import { brokerOn, eventually, freePort, OwnRedis, openStore } from './redis-support.ts';
+import { brokerOn, eventually, OwnRedis, openStore } from './redis-support.ts';
 
 const servers: OwnRedis[] = [];
 afterAll(async () => {
