@@ -86,3 +86,10 @@ describe('POST /events with a batch', () => {
     expect((await json(fetch(`${b.url}/events/qhuge`))).total).toBe(0);
   });
 });
+
+describe('hostile values in events', () => {
+  it('answers a NUL character in data.queryId with a 4xx or stores it, never a 5xx', async () => {
+    const res = await post(`${b.url}/events`, { reason: 'r', data: { queryId: 'q\u0000nul' } });
+    expect(res.status).toBeLessThan(500);
+  });
+});

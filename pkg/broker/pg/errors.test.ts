@@ -18,6 +18,15 @@ describe('PostgreSQL error mapping', () => {
     expect(isUnavailable(withCode('duplicate key value', '23505'))).toBe(false);
   });
 
+  it('answers 400 for a value PostgreSQL cannot store (a NUL in a text), naming it', async () => {
+    const bad = await guarded('postgres', () =>
+      Promise.reject(withCode('unsupported Unicode escape sequence', '22P05')),
+    ).catch((e: unknown) => e);
+    expect(bad).toBeInstanceOf(HttpError);
+    expect(bad).toMatchObject({ status: 400, code: 'invalid_request' });
+    expect((bad as Error).message).toContain('cannot store: unsupported Unicode escape sequence');
+  });
+
   it('answers 503 storage_unavailable with Retry-After, retries deadlocks, lets bugs through', async () => {
     const down = await guarded('postgres', () =>
       Promise.reject(withCode('connect ECONNREFUSED', 'ECONNREFUSED')),

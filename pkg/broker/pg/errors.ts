@@ -65,8 +65,19 @@ export function storageUnavailable(backend: string, cause?: unknown): HttpError 
 }
 
 /**
+ * SQLSTATE class 22 (data exception) on a write is the request's own value PostgreSQL cannot hold —
+ * a NUL character in a text (22P05/22021), a number out of range — which the in-memory backends
+ * accept: a 400 naming it, not a 500.
+ */
+export function isDataException(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('22');
+}
+
+/**
  * Runs a storage call: unreachable-server errors become the 503 above, deadlocks and serialization
- * failures are retried (up to 3 tries), anything else propagates (a bug → 500 with the request id).
+ * failures are retried (up to 3 tries), values PostgreSQL cannot store a 400, anything else
+ * propagates (a bug → 500 with the request id).
  */
 export async function guarded<T>(backend: string, fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -75,6 +86,12 @@ export async function guarded<T>(backend: string, fn: () => Promise<T>): Promise
     } catch (err) {
       if (isRetryable(err) && attempt < 3) continue;
       if (isUnavailable(err)) throw storageUnavailable(backend, err);
+      if (isDataException(err))
+        throw new HttpError(
+          400,
+          'invalid_request',
+          `the request holds a value ${backend} cannot store: ${firstLine((err as Error).message)}`,
+        );
       throw err;
     }
   }
