@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 # One image for every Berth process: the first argument picks it (`controller`, `api`, `broker`,
-# `migrate`); the manifests set it in `args`. test/install/dist.test.ts builds this file's tree
-# without docker (it reads the COPY, RUN, ENV, USER and ENTRYPOINT lines below) and starts each
-# command from it, with no openssl on PATH and nothing writable but /tmp.
+# `dashboard`, `migrate`); the manifests set it in `args`. test/install/dist.test.ts builds this
+# file's tree without docker (it reads the COPY, RUN, ENV, USER and ENTRYPOINT lines below) and
+# starts each command from it, with no openssl on PATH and nothing writable but /tmp.
 FROM node:24-slim AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
@@ -15,8 +15,9 @@ RUN node hack/check-lock.ts && npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY cmd ./cmd
 COPY pkg ./pkg
-COPY hack/copy-migrations.ts ./hack/
-# tsc to dist/, then the broker's SQL migrations (which tsc does not emit) beside the compiled module.
+COPY hack/copy-migrations.ts hack/copy-dashboard-assets.ts ./hack/
+# tsc to dist/, then what tsc does not emit beside the compiled modules: the broker's SQL migrations
+# and the dashboard's static UI files.
 RUN npm run build
 # The compiler and test tools go: the runtime stage takes production dependencies only.
 RUN npm prune --omit=dev --ignore-scripts --no-audit --no-fund
@@ -34,6 +35,6 @@ COPY manifests ./manifests
 # files stay root-owned: the process cannot change them (the manifests also mount the root
 # filesystem read-only, with an emptyDir on /tmp). The metrics certificate is made in-process.
 USER 1000:1000
-EXPOSE 8000 8080 8081 8443
+EXPOSE 3000 8000 8080 8081 8443
 ENTRYPOINT ["node", "/app/dist/cmd/berth.js"]
 CMD ["--help"]

@@ -1,9 +1,10 @@
 # Two entry points: `make up` runs the platform locally, `make test` runs every check and test.
-# Both install what they need: npm packages (pinned Node 24 included) and the kube binaries.
+# Both install what they need: npm packages (pinned Node 24 included) and the kube binaries; `make
+# test` also Debian's chromium for the dashboard's browser tests.
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: up test install kube build lint typecheck crds check-crds bench clean
+.PHONY: up test test-faults install kube browser build lint typecheck crds check-crds bench clean
 
 # npm runs on whatever Node the machine has; every script after it runs on the pinned Node 24.
 # `npm install` (which follows package-lock.json) rather than `npm ci`: the registry this project
@@ -18,11 +19,19 @@ install: node_modules/.package-lock.json
 kube:
 	@bash hack/build-kube.sh >/dev/null
 
+browser:
+	@bash hack/ensure-chromium.sh
+
 up: install kube
 	node cmd/berth.ts up
 
-test: install kube
+test: install kube browser
 	node hack/run-tests.ts
+
+# The fault, fuzz and security suites at full length (docs/faults.md): 100,000 generated requests
+# per service instead of 10,000, and the long fault variants (BERTH_FAULTS=long).
+test-faults: install kube
+	FUZZ_CASES=100000 BERTH_FAULTS=long node hack/run-tests.ts test/fuzz test/faults test/security
 
 build: install
 	npm run build

@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { SHARED_CACHE } from '../pkg/api/index.ts';
 import { ConfigError, gatewayEnvSchema, parseEnv, resolveNamespace } from '../pkg/gateway/config.ts';
 import { startGatewayServer } from '../pkg/gateway/server.ts';
+import { otlpTracesTarget } from '../pkg/http/otel/index.ts';
 import { InformerCache } from '../pkg/kube/cache.ts';
 import { createLogger } from '../pkg/log/index.ts';
 
@@ -12,14 +13,16 @@ export interface ApiCliOptions {
 
 /**
  * `berth api`: the API service for one namespace, with its own informer cache of that namespace
- * (KUBECONFIG, else in-cluster config). Serves until SIGINT/SIGTERM.
+ * (KUBECONFIG, else in-cluster config). Serves until SIGINT/SIGTERM, then drains for up to
+ * SHUTDOWN_GRACE_SECONDS (requests and chat streams in flight finish; new ones get 503).
  */
 export async function runApi(opts: ApiCliOptions): Promise<void> {
   let env: ReturnType<typeof parseEnv<typeof gatewayEnvSchema>>;
   try {
     env = parseEnv(gatewayEnvSchema, process.env);
+    otlpTracesTarget(process.env); // an invalid OTEL_EXPORTER_OTLP_* URL stops us here, named
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof RangeError) {
       console.error(`berth api: ${err.message}`);
       process.exit(2);
     }
@@ -46,16 +49,28 @@ export async function runApi(opts: ApiCliOptions): Promise<void> {
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     compatWaitTimeoutMs: env.COMPAT_WAIT_TIMEOUT_SECONDS * 1000,
   });
+  let stopping = false;
   const stop = (signal: string) => {
-    logger.info({ signal }, 'shutting down');
-    Promise.all([gateway.close(), cache.stop()]).then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    // A second signal means "now": skip what is left of the grace period.
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    stopping = true;
+    const graceMs = env.SHUTDOWN_GRACE_SECONDS * 1000;
+    logger.info({ signal, graceMs }, 'shutting down');
+    // The cache serves the requests that are draining: it stops after them.
+    gateway
+      .close(graceMs)
+      .then(() => cache.stop())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }

@@ -1,15 +1,14 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
 import { namespaceName } from '../pkg/gateway/config.ts';
-import { runApi } from './api.ts';
-import { runBroker } from './broker.ts';
-import { addControllerOptions, runController } from './controller.ts';
-import { runMigrate } from './migrate.ts';
-import { runUp } from './up.ts';
+import { addControllerOptions } from './controller-options.ts';
+
+// Each command's module is imported only when that command runs: `berth broker` does not load the
+// controller, the Kubernetes client or the dashboard (its idle footprint, see docs/broker.md).
 
 const program = new Command()
   .name('berth')
-  .description('Berth: Kubernetes-native agent platform (controller, API service, broker)')
+  .description('Berth: Kubernetes-native agent platform (controller, API service, broker, dashboard)')
   .version(process.env.npm_package_version ?? '0.1.0');
 
 const port = (fallback: number) =>
@@ -36,7 +35,7 @@ const namespace = (description: string) =>
 program
   .command('up')
   .description(
-    'Run the whole platform locally: control plane (etcd + kube-apiserver), controller, API and broker',
+    'Run the whole platform locally: control plane (etcd + kube-apiserver), controller, API, broker and dashboard',
   )
   .option('--state-dir <dir>', 'where control-plane data and the kubeconfig are kept', '.berth')
   .addOption(namespace('serve and watch only this namespace (default: serve "default", watch all)'))
@@ -50,7 +49,12 @@ program
       .default(8080)
       .argParser((v) => parsePort(v, '--broker-port')),
   )
-  .action(runUp);
+  .addOption(
+    new Option('--dashboard-port <port>', 'dashboard port')
+      .default(3000)
+      .argParser((v) => parsePort(v, '--dashboard-port')),
+  )
+  .action(async (opts) => (await import('./up.ts')).runUp(opts));
 
 addControllerOptions(
   program
@@ -58,25 +62,35 @@ addControllerOptions(
     .description('Run the controller: informers, reconcilers and the query engine (leader-elected)')
     .addOption(port(8081))
     .addOption(namespace('watch only this namespace')),
-).action(runController);
+).action(async (opts) => (await import('./controller.ts')).runController(opts));
 
 program
   .command('api')
   .description('Run the API service (/v1, /compat/v1, /docs)')
   .addOption(port(8000))
   .addOption(namespace('namespace this instance serves'))
-  .action(runApi);
+  .action(async (opts) => (await import('./api.ts')).runApi(opts));
 
 program
   .command('broker')
   .description('Run the broker: messages, chunks, traces, events, sessions and the memory contract')
   .addOption(port(8080))
-  .action((opts: { port: number }) => runBroker({ port: opts.port }));
+  .action(async (opts: { port: number }) => (await import('./broker.ts')).runBroker({ port: opts.port }));
+
+program
+  .command('dashboard')
+  .description(
+    'Run the dashboard: OIDC sign-in (AUTH_MODE sso/hybrid), the /api proxy to API_SERVICE_URL and the UI',
+  )
+  .addOption(port(3000))
+  .action(async (opts: { port: number }) =>
+    (await import('./dashboard.ts')).runDashboard({ port: opts.port }),
+  );
 
 program
   .command('migrate')
   .description('Apply the broker SQL migrations to DATABASE_URL (advisory-locked)')
-  .action(runMigrate);
+  .action(async () => (await import('./migrate.ts')).runMigrate());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`berth: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,17 +1,21 @@
 import { ConfigError, loadBrokerConfig } from '../pkg/broker/config.ts';
 import { startBroker } from '../pkg/broker/server.ts';
+import { shutdownGraceSeconds } from '../pkg/http/index.ts';
 import { createLogger } from '../pkg/log/index.ts';
 
 /**
  * `berth broker`: configuration from the environment (`--port` wins over PORT), then serve until
- * SIGINT/SIGTERM, which close streams and flush persistence before exiting.
+ * SIGINT/SIGTERM, which drain SSE streams for up to SHUTDOWN_GRACE_SECONDS, end the rest with an
+ * error frame and flush persistence before exiting.
  */
 export async function runBroker(opts: { port?: number }): Promise<void> {
   let config: ReturnType<typeof loadBrokerConfig>;
+  let graceMs: number;
   try {
     config = loadBrokerConfig(process.env);
+    graceMs = shutdownGraceSeconds(process.env) * 1000;
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof RangeError) {
       console.error(`berth broker: ${err.message}`);
       process.exit(2);
     }
@@ -32,9 +36,16 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
     console.error(`berth broker: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   }
+  let stopping = false;
   const stop = (signal: string) => {
-    logger.info({ signal }, 'shutting down');
-    broker.close().then(
+    // A second signal means "now": skip what is left of the grace period.
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting without waiting');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal, graceMs }, 'shutting down');
+    broker.close(graceMs).then(
       () => process.exit(0),
       (err: unknown) => {
         logger.error({ err }, 'shutdown failed');
@@ -42,6 +53,6 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
       },
     );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }

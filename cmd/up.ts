@@ -1,11 +1,14 @@
 import { resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, berthScheme, Kinds, SHARED_CACHE } from '../pkg/api/index.ts';
+import { berthScheme, SHARED_CACHE } from '../pkg/api/index.ts';
 import { loadBrokerConfig } from '../pkg/broker/config.ts';
 import { startBroker } from '../pkg/broker/server.ts';
 import { startController } from '../pkg/controller/index.ts';
+import { startDashboardServer } from '../pkg/dashboard/server.ts';
+import { type DashboardSettings, loadDashboardSettings, SettingsError } from '../pkg/dashboard/settings.ts';
 import { createQueryEngine } from '../pkg/engine/index.ts';
 import { startGatewayServer } from '../pkg/gateway/server.ts';
+import { shutdownGraceSeconds } from '../pkg/http/index.ts';
 import { InformerCache } from '../pkg/kube/cache.ts';
 import { createClient, ignoreNotFound } from '../pkg/kube/client/index.ts';
 import { applyCrds } from '../pkg/kube/controlplane/bootstrap.ts';
@@ -13,11 +16,13 @@ import { projectRoot, startControlPlane } from '../pkg/kube/controlplane/index.t
 import { KubeError } from '../pkg/kube/errors.ts';
 import { CoreKinds } from '../pkg/kube/kinds.ts';
 import { createLogger, type Logger } from '../pkg/log/index.ts';
+import { seedLocalObjects } from './up-seed.ts';
 
 export interface UpOptions {
   stateDir: string;
   apiPort: number;
   brokerPort: number;
+  dashboardPort: number;
   /** Serve and watch only this namespace; default: serve `default`, watch all. */
   namespace?: string;
 }
@@ -72,30 +77,35 @@ async function clusterFor(opts: UpOptions, log: Logger) {
 }
 
 /**
+ * The dashboard's settings from the environment (AUTH_MODE shared with the API), checked before
+ * anything starts; its API is always the local one.
+ */
+function dashboardSettings(log: Logger): DashboardSettings {
+  try {
+    return loadDashboardSettings({ ...process.env, API_SERVICE_URL: undefined }, log);
+  } catch (err) {
+    if (!(err instanceof SettingsError)) throw err;
+    console.error(`berth up: dashboard: ${err.message}`);
+    process.exit(2);
+  }
+}
+
+/**
  * `berth up`: a control plane (or the cluster KUBECONFIG points at), then broker, controller (with
- * the engine) and API service in ONE process sharing ONE informer cache. Broker storage in memory.
+ * the engine), API service and dashboard in ONE process sharing ONE informer cache. Broker storage
+ * in memory.
  */
 export async function runUp(opts: UpOptions): Promise<void> {
   const log = createLogger({ name: 'berth-up' });
   const NAMESPACE = opts.namespace ?? 'default';
+  const uiSettings = dashboardSettings(log);
   const cluster = await clusterFor(opts, log);
   const broker = await startBroker(
     { ...loadBrokerConfig(process.env), port: opts.brokerPort },
     log.child({ component: 'broker' }),
   );
-  // Queries of the local namespace get conversation memory from the local broker out of the box.
-  await clientOf(cluster.admin)
-    .apply(
-      Kinds.Memory,
-      {
-        apiVersion: API_VERSION,
-        kind: 'Memory',
-        metadata: { name: 'default', namespace: NAMESPACE },
-        spec: { address: { value: broker.url } },
-      },
-      { fieldManager: 'berth-up', force: false },
-    )
-    .catch((err: Error) => log.warn({ err: err.message }, 'Memory "default" left as it is'));
+  // Conversation memory from the local broker and the demo model, out of the box.
+  await seedLocalObjects(cluster.admin, NAMESPACE, broker.url, log);
 
   const cache = InformerCache.of(
     { kc: cluster.controller, namespace: opts.namespace, logger: log.child({ component: 'cache' }) },
@@ -123,24 +133,33 @@ export async function runUp(opts: UpOptions): Promise<void> {
     logger: log.child({ component: 'api' }),
     port: opts.apiPort,
   });
+  const dashboard = await startDashboardServer({
+    settings: { ...uiSettings, apiServiceUrl: api.url },
+    logger: log.child({ component: 'dashboard' }),
+    port: opts.dashboardPort,
+  });
   console.log(
-    `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n`,
+    `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n  dashboard:       ${dashboard.url}/  (AUTH_MODE ${uiSettings.mode})\n`,
   );
 
   let stopping = false;
+  // Chat streams and broker watchers in flight get this long to finish (docs/observability.md).
+  const graceMs = shutdownGraceSeconds(process.env) * 1000;
   const shutdown = async (signal: string) => {
-    if (stopping) return;
+    // A second signal means "now" (the control plane's guards stop etcd and kube-apiserver with us).
+    if (stopping) process.exit(1);
     stopping = true;
-    log.info({ signal }, 'stopping');
-    await api.close().catch((err) => log.error({ err }, 'api stop failed'));
+    log.info({ signal, graceMs }, 'stopping');
+    await dashboard.close().catch((err) => log.error({ err }, 'dashboard stop failed'));
+    await api.close(graceMs).catch((err) => log.error({ err }, 'api stop failed'));
     await controller.stop().catch((err) => log.error({ err }, 'controller stop failed'));
     await cache.stop().catch((err) => log.error({ err }, 'cache stop failed'));
-    await broker.close().catch((err) => log.error({ err }, 'broker stop failed'));
+    await broker.close(graceMs).catch((err) => log.error({ err }, 'broker stop failed'));
     await cluster.stop();
     log.info('stopped');
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  log.info({ api: api.url, broker: broker.url }, 'ready');
+  log.info({ api: api.url, broker: broker.url, dashboard: dashboard.url }, 'ready');
 }

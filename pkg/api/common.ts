@@ -21,25 +21,40 @@ export const secretKeyRefSchema = z.object({
 });
 
 export const headerSchema = z.object({
-  name: z.string().min(1),
-  value: z.string().optional(),
-  valueFrom: z.object({ secretKeyRef: secretKeyRefSchema }).optional(),
+  name: z.string().min(1).describe('Header name'),
+  value: z.string().optional().describe('Header value given directly'),
+  valueFrom: z
+    .object({
+      secretKeyRef: secretKeyRefSchema.describe('Secret key whose value is the header value (never logged)'),
+    })
+    .optional()
+    .describe('Header value read from a Secret'),
 });
 
 export const conditionSchema = z.object({
-  type: z.string(),
-  status: z.enum(['True', 'False', 'Unknown']),
-  reason: z.string().optional(),
-  message: z.string().optional(),
-  lastTransitionTime: z.string().optional(),
-  observedGeneration: z.number().int().optional(),
+  type: z.string().describe('Condition type, e.g. Ready or Completed; unique in the list'),
+  status: z.enum(['True', 'False', 'Unknown']).describe('Whether the condition holds'),
+  reason: z.string().optional().describe('Machine-readable CamelCase reason of the last transition'),
+  message: z.string().optional().describe('Human-readable detail of the last transition'),
+  lastTransitionTime: z
+    .string()
+    .optional()
+    .describe('When status last changed (RFC 3339)')
+    .meta({ format: 'date-time' }),
+  observedGeneration: z.number().int().optional().describe('metadata.generation the condition was set for'),
 });
+
+/** Conditions as Kubernetes lists them: one entry per type (a map list keyed by `type`). */
+export const conditionsSchema = z
+  .array(conditionSchema)
+  .describe('Latest observations of the object, one per condition type')
+  .meta({ 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] });
 export type Condition = z.infer<typeof conditionSchema>;
 
 export const serviceRefSchema = z.object({
-  name: nameSchema,
+  name: nameSchema.describe('Service name'),
   namespace: z.string().optional().describe('Defaults to the namespace of the referring object'),
-  port: z.number().int().min(1).max(65535),
+  port: z.number().int().min(1).max(65535).describe('Service port'),
   path: z.string().optional().describe('Path appended to the service URL, e.g. /v1'),
 });
 
@@ -47,8 +62,16 @@ export const serviceRefSchema = z.object({
 export const addressSchema = z
   .object({
     value: z.string().min(1).optional().describe('Direct URL of the service'),
-    valueFrom: z.object({ serviceRef: serviceRefSchema }).optional(),
+    valueFrom: z
+      .object({
+        serviceRef: serviceRefSchema.describe(
+          'In-cluster Service resolved to http://<name>.<namespace>.svc.cluster.local:<port><path>',
+        ),
+      })
+      .optional()
+      .describe('Address resolved from a Service'),
   })
+  .describe('Where the service is: exactly one of value or valueFrom.serviceRef')
   .meta({
     'x-kubernetes-validations': [
       {
@@ -60,10 +83,10 @@ export const addressSchema = z
 export type Address = z.infer<typeof addressSchema>;
 
 export const commonStatusSchema = z.object({
-  phase: z.string().optional(),
-  message: z.string().optional(),
-  conditions: z.array(conditionSchema).optional(),
-  observedGeneration: z.number().int().optional(),
+  phase: z.string().optional().describe('Lifecycle phase the controller last observed'),
+  message: z.string().optional().describe('Human-readable detail of the phase, e.g. why it is in error'),
+  conditions: conditionsSchema.optional(),
+  observedGeneration: z.number().int().optional().describe('metadata.generation the status was written for'),
 });
 
 /** Object metadata as users send it; the API server owns the rest. */

@@ -61,3 +61,41 @@ describe('crdFor', () => {
     expect(status.properties.phase.enum).toEqual(['pending', 'running', 'done', 'error', 'canceled']);
   });
 });
+
+/** Paths of every node under `node` (properties and array items) that has no description. */
+function undescribed(node: Record<string, unknown>, path: string): string[] {
+  const out: string[] = [];
+  if (!node.description) out.push(path);
+  for (const [k, v] of Object.entries((node.properties ?? {}) as Record<string, Record<string, unknown>>))
+    out.push(...undescribed(v, `${path}.${k}`));
+  const items = node.items as Record<string, unknown> | undefined;
+  // An array's items share the array's description in kubectl explain; only their fields need one.
+  if (items?.properties)
+    for (const [k, v] of Object.entries(items.properties as Record<string, Record<string, unknown>>))
+      out.push(...undescribed(v, `${path}[].${k}`));
+  return out;
+}
+
+describe('kubectl explain', () => {
+  it('has a description for every kind and every spec and status field', () => {
+    const missing = ALL_KINDS.flatMap((def) => {
+      const schema = (crdFor(def) as any).spec.versions[0].schema.openAPIV3Schema;
+      return [
+        ...(schema.description ? [] : [def.kind]),
+        ...undescribed(schema.properties.spec, `${def.kind}.spec`),
+        ...undescribed(schema.properties.status, `${def.kind}.status`),
+      ];
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it('makes conditions a map list keyed by type with date-time timestamps', () => {
+    for (const def of ALL_KINDS) {
+      const status = (crdFor(def) as any).spec.versions[0].schema.openAPIV3Schema.properties.status;
+      const conditions = status.properties.conditions;
+      expect(conditions['x-kubernetes-list-type'], def.kind).toBe('map');
+      expect(conditions['x-kubernetes-list-map-keys'], def.kind).toEqual(['type']);
+      expect(conditions.items.properties.lastTransitionTime.format, def.kind).toBe('date-time');
+    }
+  });
+});

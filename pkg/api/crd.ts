@@ -91,13 +91,17 @@ export function crdFor(def: KindDef): Json {
           schema: {
             openAPIV3Schema: {
               type: 'object',
+              ...(def.description ? { description: def.description } : {}),
               required: ['spec'],
               properties: {
                 apiVersion: { type: 'string' },
                 kind: { type: 'string' },
                 metadata: { type: 'object' },
-                spec,
-                status,
+                spec: { description: `Desired state of the ${def.kind}`, ...spec },
+                status: {
+                  description: `Observed state of the ${def.kind}, written by the controller`,
+                  ...status,
+                },
               },
             },
           },

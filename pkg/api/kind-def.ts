@@ -11,6 +11,8 @@ export interface PrinterColumn {
 /** Everything needed to validate a kind and to generate its CustomResourceDefinition. */
 export interface KindDef {
   kind: string;
+  /** What the kind is, for `kubectl explain <kind>`. */
+  description?: string;
   plural: string;
   singular: string;
   shortNames: string[];

@@ -7,7 +7,8 @@ import { Scheme } from '../kube/kinds.ts';
 import type { Logger } from '../log/index.ts';
 import { secretSourceFrom, startApiKeyCache } from './api-keys/secret-cache.ts';
 import { ApiKeyService } from './api-keys/service.ts';
-import { createJwtVerifier, type JwtVerifier, parseAudiences } from './jwt.ts';
+import { claimMappingFrom } from './identity.ts';
+import { clockToleranceFrom, createJwtVerifier, type JwtVerifier, parseAudiences } from './jwt.ts';
 import { authMiddleware } from './middleware.ts';
 import { type AuthMode, acceptsJwt, resolveAuthMode } from './mode.ts';
 
@@ -24,7 +25,16 @@ export {
 export { type Credential, readCredential } from './credentials.ts';
 export { ApiKeyError } from './errors.ts';
 export {
+  acceptableIdentity,
+  type ClaimMapping,
+  claimMappingFrom,
+  DEFAULT_CLAIM_MAPPING,
+  identityFromClaims,
+} from './identity.ts';
+export {
+  clockToleranceFrom,
   createJwtVerifier,
+  DEFAULT_CLOCK_TOLERANCE_SEC,
   DEFAULT_JWT_ALGORITHMS,
   JwtError,
   type JwtVerifier,
@@ -59,7 +69,8 @@ export interface AuthSetupOptions {
 
 /**
  * Everything `berth api` needs for authentication, from the environment: AUTH_MODE,
- * OIDC_ISSUER_URL, OIDC_APPLICATION_ID. The API key service exists in every mode (keys can be
+ * OIDC_ISSUER_URL, OIDC_APPLICATION_ID, JWT_CLOCK_TOLERANCE_SECONDS, and OIDC_USERNAME_CLAIM /
+ * OIDC_USERNAME_PREFIX / OIDC_GROUPS_CLAIM (whom a token acts as). The API key service exists in every mode (keys can be
  * managed in open mode too); a JWT verifier only where JWTs are accepted.
  */
 export async function setupAuth(opts: AuthSetupOptions): Promise<AuthSetup> {
@@ -70,6 +81,8 @@ export async function setupAuth(opts: AuthSetupOptions): Promise<AuthSetup> {
     ? createJwtVerifier({
         issuer: env.OIDC_ISSUER_URL ?? '',
         audience: parseAudiences(env.OIDC_APPLICATION_ID),
+        clockToleranceSec: clockToleranceFrom(env.JWT_CLOCK_TOLERANCE_SECONDS),
+        claims: claimMappingFrom(env),
         logger: opts.logger,
       })
     : undefined;

@@ -1,5 +1,6 @@
 import { createRemoteJWKSet, type JWTPayload, errors as joseErrors, jwtVerify } from 'jose';
 import type { Logger } from '../log/index.ts';
+import { type ClaimMapping, DEFAULT_CLAIM_MAPPING, groupsOf, identityFromClaims } from './identity.ts';
 import type { Principal } from './principal.ts';
 
 /** Asymmetric algorithms only: `none` and HS* (shared-secret confusion) can never verify. */
@@ -22,7 +23,7 @@ export interface JwtVerifierOptions {
   /** OIDC_APPLICATION_ID: a token passes if its `aud` matches any of these. */
   audience: string | string[];
   algorithms?: string[];
-  /** Allowed clock skew for exp/nbf/iat (default 10 s). */
+  /** Allowed clock skew for exp/nbf/iat: JWT_CLOCK_TOLERANCE_SECONDS (default 2 s). */
   clockToleranceSec?: number;
   /** Minimum time between JWKS refetches on an unknown kid (jose default 30 s). */
   jwksCooldownMs?: number;
@@ -30,10 +31,15 @@ export interface JwtVerifierOptions {
   jwksCacheMaxAgeMs?: number;
   /** Timeout of discovery and JWKS requests (default 5 s). */
   timeoutMs?: number;
+  /** OIDC_USERNAME_CLAIM / OIDC_USERNAME_PREFIX / OIDC_GROUPS_CLAIM: the Kubernetes user a token acts as. */
+  claims?: ClaimMapping;
   logger?: Logger;
 }
 
-/** A token that did not verify: 401. `unavailable` means the issuer could not be reached: 503. */
+/**
+ * A token that did not verify: 401. `unavailable` means the issuer could not be reached (still a
+ * 401 — the token is not valid as far as this service can tell — but logged as an outage).
+ */
 export class JwtError extends Error {
   readonly code: string;
   readonly unavailable: boolean;
@@ -48,6 +54,23 @@ export class JwtError extends Error {
 
 export interface JwtVerifier {
   verify(token: string): Promise<Extract<Principal, { kind: 'user' }>>;
+}
+
+/**
+ * Clock skew allowed on `exp`/`nbf`/`iat`. Small by default: an expired token must be refused at
+ * once, and clocks synchronised by NTP differ by milliseconds, not seconds.
+ */
+export const DEFAULT_CLOCK_TOLERANCE_SEC = 2;
+
+/** JWT_CLOCK_TOLERANCE_SECONDS → seconds (default 2; a non-negative number at most 300, else an error). */
+export function clockToleranceFrom(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_CLOCK_TOLERANCE_SEC;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 300)
+    throw new Error(
+      `JWT_CLOCK_TOLERANCE_SECONDS must be a number of seconds from 0 to 300, not ${JSON.stringify(value)}`,
+    );
+  return n;
 }
 
 /** `OIDC_APPLICATION_ID` (a string or comma-separated list) → audiences. */
@@ -118,10 +141,10 @@ export function createJwtVerifier(opts: JwtVerifierOptions): JwtVerifier {
           issuer: issuer.issuer,
           audience,
           algorithms,
-          clockTolerance: opts.clockToleranceSec ?? 10,
+          clockTolerance: opts.clockToleranceSec ?? DEFAULT_CLOCK_TOLERANCE_SEC,
           requiredClaims: ['exp'],
         });
-        return principalOf(payload);
+        return principalOf(payload, opts.claims ?? DEFAULT_CLAIM_MAPPING);
       } catch (err) {
         throw toJwtError(err);
       }
@@ -140,16 +163,16 @@ function toJwtError(err: unknown): JwtError {
   return new JwtError('issuer_unavailable', `JWKS unavailable: ${(err as Error).message}`, true);
 }
 
-function principalOf(claims: JWTPayload): Extract<Principal, { kind: 'user' }> {
+function principalOf(claims: JWTPayload, mapping: ClaimMapping): Extract<Principal, { kind: 'user' }> {
   const str = (k: string) => (typeof claims[k] === 'string' ? (claims[k] as string) : undefined);
-  const groups = Array.isArray(claims.groups)
-    ? claims.groups.filter((g): g is string => typeof g === 'string')
-    : undefined;
+  const groups = groupsOf(claims[mapping.groupsClaim]);
+  const actsAs = identityFromClaims(claims as Record<string, unknown>, mapping);
   return {
     kind: 'user',
     name: str('preferred_username') ?? str('email') ?? claims.sub ?? str('client_id') ?? 'unknown',
     subject: claims.sub,
     ...(groups ? { groups } : {}),
     claims: claims as Record<string, unknown>,
+    ...(actsAs ? { actsAs } : {}),
   };
 }

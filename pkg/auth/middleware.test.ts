@@ -79,9 +79,11 @@ describe('authMiddleware', () => {
     expect(await user.json()).toMatchObject({ kind: 'user', name: 'alice' });
   });
 
-  it('answers 503 when the issuer cannot be reached, not 401', async () => {
+  it('answers 401 when the issuer cannot be reached: a token it cannot verify is not valid', async () => {
     const res = await app('sso').request('/v1/x', { headers: { authorization: 'Bearer down.jwt.token' } });
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(401);
+    expect((await res.json()).error.message).toContain('OIDC issuer cannot be reached');
+    expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
 
   it('refuses client-supplied Impersonate-* headers in every mode', async () => {

@@ -9,6 +9,13 @@ import { ANONYMOUS, type Principal } from './principal.ts';
 
 export const DEFAULT_PUBLIC_PATHS = ['/health', '/docs', '/docs/*', '/openapi.json'];
 
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** Why authentication refused the request: a short fixed word, the metrics' `reason` label. */
+    authFailure: string;
+  }
+}
+
 export interface AuthMiddlewareOptions {
   mode: AuthMode;
   /** Required in basic and hybrid. */
@@ -37,7 +44,8 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<E
     `Bearer realm="${realm}"` +
     (error ? `, error="${error}", error_description="${(description ?? '').replace(/["\\]/g, '')}"` : '');
 
-  const unauthorized = (c: Context, message: string, bearerError?: string) => {
+  const unauthorized = (c: Context, reason: string, message: string, bearerError?: string) => {
+    c.set('authFailure', reason);
     if (acceptsApiKeys(mode)) c.header('WWW-Authenticate', basicChallenge, { append: true });
     if (acceptsJwt(mode))
       c.header('WWW-Authenticate', bearerChallenge(bearerError, message), { append: true });
@@ -51,6 +59,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<E
         { header: impersonation, path: c.req.path },
         'refused client-supplied impersonation header',
       );
+      c.set('authFailure', 'impersonation_header');
       return sendError(
         c,
         403,
@@ -66,41 +75,62 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<E
     let principal: Principal;
     switch (cred.kind) {
       case 'none':
-        return unauthorized(c, missingMessage(mode));
+        return unauthorized(c, 'missing_credentials', missingMessage(mode));
       case 'malformed':
-        return unauthorized(c, cred.message, cred.scheme === 'bearer' ? 'invalid_token' : undefined);
+        return unauthorized(
+          c,
+          'malformed_credentials',
+          cred.message,
+          cred.scheme === 'bearer' ? 'invalid_token' : undefined,
+        );
       case 'api-key': {
         if (!acceptsApiKeys(mode) || !apiKeys)
-          return unauthorized(c, `API keys are not accepted in ${mode} mode; send a bearer JWT`);
+          return unauthorized(
+            c,
+            'api_key_not_accepted',
+            `API keys are not accepted in ${mode} mode; send a bearer JWT`,
+          );
         const result = await apiKeys.verify(cred.publicKey, cred.secretKey);
         if (!result.ok) {
           logger?.info(
             { publicKey: cred.publicKey, reason: result.reason, form: cred.form },
             'API key refused',
           );
-          return unauthorized(c, 'invalid, revoked or expired API key');
+          return unauthorized(c, `api_key_${result.reason}`, 'invalid, revoked or expired API key');
         }
         principal = {
           kind: 'api-key',
           name: result.record.publicKey,
           publicKey: result.record.publicKey,
           keyName: result.record.name,
+          ...(result.record.actsAs ? { actsAs: result.record.actsAs } : {}),
         };
         break;
       }
       case 'jwt': {
         if (!acceptsJwt(mode) || !jwt)
-          return unauthorized(c, `bearer JWTs are not accepted in ${mode} mode; use an API key`);
+          return unauthorized(
+            c,
+            'jwt_not_accepted',
+            `bearer JWTs are not accepted in ${mode} mode; use an API key`,
+          );
         try {
           principal = await jwt.verify(cred.token);
         } catch (err) {
+          // A token this service cannot verify is not a valid token: 401, as the spec says for sso.
+          // The outage is the operators' to see, so it is logged as an error.
           if (err instanceof JwtError && err.unavailable) {
             logger?.error({ err }, 'cannot verify bearer token: issuer unavailable');
-            return sendError(c, 503, 'auth_unavailable', 'the OIDC issuer cannot be reached; retry later');
+            return unauthorized(
+              c,
+              'issuer_unavailable',
+              'bearer token could not be verified: the OIDC issuer cannot be reached',
+              'invalid_token',
+            );
           }
           const message = err instanceof JwtError ? err.message : 'invalid token';
           logger?.info({ reason: message, code: (err as JwtError).code }, 'bearer token refused');
-          return unauthorized(c, `invalid bearer token: ${message}`, 'invalid_token');
+          return unauthorized(c, 'invalid_token', `invalid bearer token: ${message}`, 'invalid_token');
         }
         break;
       }

@@ -2,7 +2,9 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import {
   bodyLimit,
   errorHandler,
+  jsonDepthLimit,
   mountDocsPage,
+  mountMetricsRoute,
   notFoundHandler,
   requestId,
   validationHook,
@@ -10,7 +12,7 @@ import {
 import { mountChunkRoutes } from './chunks/routes.ts';
 import type { BrokerDeps } from './deps.ts';
 import { mountEventRoutes } from './events/routes.ts';
-import { mountHealthRoutes } from './health.ts';
+import { mountBrokerHealth, refuseNewWatches } from './health.ts';
 import { mountConversationRoutes } from './messages/conversation-routes.ts';
 import { mountMessageRoutes } from './messages/routes.ts';
 import { mountSessionRoutes } from './sessions/routes.ts';
@@ -21,12 +23,18 @@ export const BROKER_VERSION = process.env.npm_package_version ?? '0.1.0';
 /** The broker's HTTP surface: every route validated by zod and described in /openapi.json. */
 export function createBrokerApp(deps: BrokerDeps): OpenAPIHono {
   const app = new OpenAPIHono({ defaultHook: validationHook });
+  // Spans and metrics first: they see every answer, refusals and errors included.
+  if (deps.tracing) app.use('*', deps.tracing);
+  if (deps.metrics) app.use('*', deps.metrics.middleware);
   app.use('*', requestId());
+  app.use('*', refuseNewWatches(deps));
   app.use('*', bodyLimit(deps.config.bodyLimitBytes));
+  app.use('*', jsonDepthLimit());
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
 
-  mountHealthRoutes(app, deps);
+  mountBrokerHealth(app, deps);
+  if (deps.metrics) mountMetricsRoute(app, [deps.metrics.registry]);
   mountMessageRoutes(app, deps);
   mountConversationRoutes(app, deps);
   mountChunkRoutes(app, deps);

@@ -1,3 +1,4 @@
+import type { Env, MiddlewareHandler } from 'hono';
 import type { SseHub } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ChunkStore } from './chunks/types.ts';
@@ -5,6 +6,7 @@ import type { BrokerConfig } from './config.ts';
 import type { WatchDeps } from './core/watch-route.ts';
 import type { EventStore } from './events/types.ts';
 import type { MessageStore } from './messages/types.ts';
+import type { BrokerMetrics } from './metrics.ts';
 import type { SessionStore } from './sessions/types.ts';
 import type { BackendHealth } from './stores.ts';
 import type { TraceStore } from './traces/types.ts';
@@ -25,6 +27,12 @@ export interface BrokerDeps {
   stores: BrokerStores;
   /** False while starting or shutting down (readiness). */
   ready?: () => boolean;
+  /** True once a shutdown began: readiness is false and new SSE watches are refused. */
+  draining?: () => boolean;
+  /** `/metrics` and request metrics; absent in apps built without a server (tests). */
+  metrics?: BrokerMetrics;
+  /** Own server spans (OTEL_* set). */
+  tracing?: MiddlewareHandler<Env>;
   /** The durable storage backends and whether they answer (readiness). */
   health?: () => Promise<BackendHealth[]>;
 }

@@ -1,11 +1,14 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { SseHub } from '../http/index.ts';
+import { Drain, SseHub, shutdownFrame } from '../http/index.ts';
+import { loadServerTracing } from '../http/otel/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { createBrokerApp } from './app.ts';
 import type { BrokerConfig } from './config.ts';
 import type { BrokerDeps } from './deps.ts';
+import { BrokerMetrics } from './metrics.ts';
 import { openStores } from './stores.ts';
 
 export interface RunningBroker {
@@ -13,12 +16,26 @@ export interface RunningBroker {
   port: number;
   app: OpenAPIHono;
   deps: BrokerDeps;
-  /** Stops accepting, ends SSE streams, flushes persistence. Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Drains, then stops: readiness turns false and new watches are refused; open SSE streams get up
+   * to `graceMs` to finish (a query stream completes, a reader disconnects) while writes are still
+   * served; then each remaining stream ends with a `shutting_down` error frame, the server closes and
+   * persistence is flushed. Idempotent.
+   */
+  close(graceMs?: number): Promise<void>;
+}
+
+export interface BrokerServerOptions {
+  /** Where OTEL_EXPORTER_OTLP_* are read from (own server spans); default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Starts the broker on `config.port` (0 = any free port) and logs `broker listening` with the port. */
-export async function startBroker(config: BrokerConfig, logger?: Logger): Promise<RunningBroker> {
+export async function startBroker(
+  config: BrokerConfig,
+  logger?: Logger,
+  opts: BrokerServerOptions = {},
+): Promise<RunningBroker> {
   const log = logger ?? createLogger({ name: 'broker', level: config.logLevel });
   const hub = new SseHub({ heartbeatMs: config.sse.heartbeatMs, flushMs: config.sse.flushMs });
   let ready = false;
@@ -29,25 +46,39 @@ export async function startBroker(config: BrokerConfig, logger?: Logger): Promis
     hub.stop();
     throw err;
   }
+  // OTLP ingest is not traced: exporting to ourselves would trace our own exports, forever.
+  const tracing = await loadServerTracing({
+    serviceName: 'berth-broker',
+    env: opts.env ?? process.env,
+    logger: log,
+    skip: (path) => path === '/v1/traces',
+  });
+  const metrics = new BrokerMetrics(hub, opened.stores);
+  let drain: Drain | undefined;
   const deps: BrokerDeps = {
     config,
     logger: log,
     hub,
     stores: opened.stores,
     ready: () => ready,
+    draining: () => drain?.draining ?? false,
     health: () => opened.health(),
+    metrics,
+    tracing: tracing?.middleware,
   };
   const app = createBrokerApp(deps);
   const sweeper = setInterval(() => {
     try {
       opened.sweep();
     } catch (err) {
+      metrics.upkeepFailed();
       log.error({ err }, 'store upkeep failed');
     }
   }, config.sweepMs);
   sweeper.unref();
 
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host });
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }) as Server;
+  drain = new Drain(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
     server.once('error', reject);
@@ -62,19 +93,21 @@ export async function startBroker(config: BrokerConfig, logger?: Logger): Promis
   );
 
   let closing: Promise<void> | undefined;
-  const close = () => {
+  const close = (graceMs = 0) => {
     closing ??= (async () => {
+      const streams = hub.stats().subscribers;
+      if (streams) log.info({ streams, graceMs }, 'draining SSE streams');
+      const d = drain as Drain;
+      d.deadline.addEventListener('abort', () => {
+        const left = hub.stats().subscribers;
+        if (left) log.warn({ streams: left }, 'grace period over: ending the SSE streams still open');
+        hub.endAll(shutdownFrame('the broker is shutting down; reconnect with Last-Event-ID to resume'));
+      });
+      await d.shutdown(graceMs);
       ready = false;
       clearInterval(sweeper);
       hub.stop();
-      const http = server as unknown as { closeIdleConnections(): void; closeAllConnections(): void };
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Idle keep-alive sockets would hold close() open; busy ones get a short grace period.
-        http.closeIdleConnections();
-        setTimeout(() => http.closeAllConnections(), 2000).unref();
-      });
-      await opened.close();
+      await Promise.all([opened.close(), tracing?.shutdown()]);
       log.info({ port }, 'broker stopped');
     })();
     return closing;

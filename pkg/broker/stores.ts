@@ -2,24 +2,22 @@ import type { SseHub } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import { MemoryChunkStore } from './chunks/memory-store.ts';
 import { queryTopic } from './chunks/query-stream.ts';
-import { openRedisChunkStore, type RedisChunkStore } from './chunks/redis-store.ts';
+import type { RedisChunkStore } from './chunks/redis-store.ts';
 import { CHUNKS_TOPIC } from './chunks/routes.ts';
 import { type ChunkStore, chunkJson } from './chunks/types.ts';
 import type { BrokerConfig } from './config.ts';
 import { openJournal, type PersistOptions } from './core/persist.ts';
 import type { BrokerStores } from './deps.ts';
 import { MemoryEventStore } from './events/memory-store.ts';
-import { openPgEventStore } from './events/pg-store.ts';
 import { EVENTS_TOPIC, eventMeta } from './events/routes.ts';
 import type { EventStore } from './events/types.ts';
 import { CONVERSATIONS_TOPIC } from './messages/conversation-routes.ts';
 import { MemoryMessageStore } from './messages/memory-store.ts';
-import { openPgMessageStore } from './messages/pg-store.ts';
 import { MESSAGES_TOPIC, messageMeta } from './messages/routes.ts';
 import type { MessageStore } from './messages/types.ts';
-import { openPgBackend, type PgBackend } from './pg/index.ts';
+import type { PgBackend } from './pg/index.ts';
 import { MemorySessionStore } from './sessions/memory-store.ts';
-import { openPgSessionStore, type PgSessionStore } from './sessions/pg-store.ts';
+import type { PgSessionStore } from './sessions/pg-store.ts';
 import { SESSIONS_TOPIC } from './sessions/routes.ts';
 import type { SessionStore } from './sessions/types.ts';
 import { MemoryTraceStore } from './traces/memory-store.ts';
@@ -61,8 +59,11 @@ export async function openStores(config: BrokerConfig, hub: SseHub, logger: Logg
     ? { dir: config.persistDir, flushMs: config.persistFlushMs, logger }
     : undefined;
   const pgDomains = (['messages', 'events', 'sessions'] as const).filter((d) => b[d] === 'postgres');
-  const pg: PgBackend | undefined = pgDomains.length
-    ? await openPgBackend({
+  // The durable backends are loaded only when configured: drizzle, pg and ioredis are most of an
+  // in-memory broker's idle footprint otherwise (see docs/broker.md "Footprint").
+  const durable = pgDomains.length ? await import('./durable-openers.ts') : undefined;
+  const pg: PgBackend | undefined = durable
+    ? await durable.openPgBackend({
         url: config.databaseUrl ?? '',
         logger,
         poolSize: config.database.poolSize,
@@ -77,8 +78,8 @@ export async function openStores(config: BrokerConfig, hub: SseHub, logger: Logg
   };
   try {
     const sessionsPg =
-      pg && b.sessions === 'postgres'
-        ? await openPgSessionStore(pg, { ttlSeconds: config.ttl.sessionsSeconds })
+      durable && pg && b.sessions === 'postgres'
+        ? await durable.openPgSessionStore(pg, { ttlSeconds: config.ttl.sessionsSeconds })
         : undefined;
     const sessions: SessionStore = keep(
       sessionsPg ??
@@ -89,8 +90,8 @@ export async function openStores(config: BrokerConfig, hub: SseHub, logger: Logg
         }),
     );
     const messages: MessageStore = keep(
-      pg && b.messages === 'postgres'
-        ? await openPgMessageStore(pg, {
+      durable && pg && b.messages === 'postgres'
+        ? await durable.openPgMessageStore(pg, {
             defaultTtlSeconds: config.ttl.messagesSeconds,
             // Sessions in PostgreSQL are rolled up in the message's own transaction (once, by the
             // writing replica), not from the feed that every replica receives.
@@ -107,7 +108,7 @@ export async function openStores(config: BrokerConfig, hub: SseHub, logger: Logg
     const events: EventStore = keep(await openEventStore(config, pg, sessionsPg, persist));
     const chunks: ChunkStore = keep(
       b.chunks === 'redis'
-        ? await openRedisChunkStore(
+        ? await (await import('./chunks/redis-store.ts')).openRedisChunkStore(
             {
               url: config.redisUrl ?? '',
               caFile: config.redisCaFile,
@@ -190,7 +191,10 @@ async function openEventStore(
   persist: PersistOptions | undefined,
 ): Promise<EventStore & Upkeep> {
   if (pg && config.backends.events === 'postgres')
-    return openPgEventStore(pg, { ttlSeconds: config.ttl.eventsSeconds, sessions });
+    return (await import('./durable-openers.ts')).openPgEventStore(pg, {
+      ttlSeconds: config.ttl.eventsSeconds,
+      sessions,
+    });
   return new MemoryEventStore({
     caps: config.caps.events,
     ttlSeconds: config.ttl.eventsSeconds,

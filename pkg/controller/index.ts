@@ -1,3 +1,12 @@
+export { resolveAddress } from './address.ts';
+export {
+  type EvaluateRequest,
+  type EvaluateResult,
+  evaluateResultSchema,
+  evaluateUrl,
+  type QueryContext,
+} from './evaluation/call.ts';
+export type { EvaluationReconcilerOptions } from './evaluation/reconciler.ts';
 export { CacheLookup } from './lookup.ts';
 export {
   type LeaderElectionConfig,

@@ -8,6 +8,9 @@ import { CoreKinds } from '../kube/kinds.ts';
 import { type LeaderElectionConfig as LeaseConfig, Manager } from '../kube/manager.ts';
 import type { SupervisorOptions } from '../kube/supervisor.ts';
 import { createLogger, type Logger } from '../log/index.ts';
+import { AddressReconciler } from './address.ts';
+import { EvaluationReconciler, type EvaluationReconcilerOptions } from './evaluation/reconciler.ts';
+import { EvaluationTelemetry, evaluationHttp } from './evaluation/telemetry.ts';
 import { CacheLookup } from './lookup.ts';
 import { addSeeder, type SeedSource } from './marketplace/seeder.ts';
 import { MemoryReconciler } from './memory.ts';
@@ -30,7 +33,9 @@ export interface StartControllerOptions {
   /** false: reconcile at once without a Lease (one process only, e.g. `berth up`). */
   leaderElection?: LeaderElectionConfig | false;
   query?: QueryReconcilerOptions;
-  workers?: { query?: number; memory?: number };
+  /** Evaluations call their evaluators; false: this process leaves them alone. */
+  evaluation?: EvaluationReconcilerOptions | false;
+  workers?: { query?: number; memory?: number; evaluator?: number; evaluation?: number };
   marketplaceSeed?: SeedSource;
   probes?: { port: number; host?: string } | false;
   metrics?: { port: number; host?: string; certFile?: string; keyFile?: string } | false;
@@ -42,6 +47,7 @@ export interface RunningController {
   caches: InformerCache;
   lookup: ResourceLookup;
   queries: QueryReconciler;
+  evaluations?: EvaluationReconciler;
   metrics: ControllerMetrics;
   isLeader(): boolean;
   probesPort?: number;
@@ -65,8 +71,48 @@ function newManager(opts: StartControllerOptions, logger: Logger): Manager {
 }
 
 /**
+ * The Evaluation controller: runs evaluator calls (a Runnable stopped before the controller, so calls
+ * abort first), re-enqueued when a call ends and when a referenced Query or Evaluator changes.
+ */
+function addEvaluations(
+  mgr: Manager,
+  opts: StartControllerOptions,
+  common: { logger: Logger; metrics: ControllerMetrics },
+) {
+  const { cache, client } = mgr;
+  const http = evaluationHttp();
+  const telemetry = new EvaluationTelemetry({ brokerUrl: opts.brokerUrl, http, logger: common.logger });
+  const deps = {
+    client,
+    fetch: http.fetch,
+    telemetry,
+    watchNamespace: opts.namespace,
+    logger: common.logger,
+  };
+  const reconciler = new EvaluationReconciler(deps, opts.evaluation || {});
+  const workers = opts.workers?.evaluation ?? 4;
+  mgr.add(
+    common.metrics.track(
+      new Controller({ ...common, name: 'evaluation', workers, reconciler })
+        .for(cache, Kinds.Evaluation)
+        .watches(cache, Kinds.Query, (o) => reconciler.requestsFor('Query', o))
+        .watches(cache, Kinds.Evaluator, (o) => reconciler.requestsFor('Evaluator', o))
+        .source(reconciler.runEnded),
+    ),
+  );
+  mgr.add(reconciler);
+  return {
+    reconciler,
+    close: async () => {
+      await telemetry.close();
+      await http.close();
+    },
+  };
+}
+
+/**
  * Starts the controller in this process: the Manager (shared informer cache, client, lease), the
- * Query, Memory and marketplace seeding controllers (run only while this process leads), probes
+ * Query, Memory, Evaluator, Evaluation and marketplace seeding controllers (run only while this process leads), probes
  * and metrics. Runnables start in the order registered here and stop in reverse.
  */
 export async function startController(opts: StartControllerOptions): Promise<RunningController> {
@@ -102,6 +148,21 @@ export async function startController(opts: StartControllerOptions): Promise<Run
         .watches(cache, CoreKinds.Secret, (o) => memories.requestsFor('Secret', o)),
     ),
   );
+  const evaluators = new AddressReconciler(client, Kinds.Evaluator, opts.namespace);
+  mgr.add(
+    metrics.track(
+      new Controller({
+        ...common,
+        name: 'evaluator',
+        workers: opts.workers?.evaluator ?? 2,
+        reconciler: evaluators,
+      })
+        .for(cache, Kinds.Evaluator)
+        .watches(cache, CoreKinds.Service, (o) => evaluators.requestsFor('Service', o))
+        .watches(cache, CoreKinds.Secret, (o) => evaluators.requestsFor('Secret', o)),
+    ),
+  );
+  const evaluations = opts.evaluation === false ? undefined : addEvaluations(mgr, opts, common);
   if (opts.marketplaceSeed) metrics.track(addSeeder(mgr, opts.marketplaceSeed, common));
 
   const health = {
@@ -129,12 +190,14 @@ export async function startController(opts: StartControllerOptions): Promise<Run
     caches: cache,
     lookup,
     queries,
+    evaluations: evaluations?.reconciler,
     metrics,
     isLeader: () => mgr.isLeader(),
     probesPort: probes?.port,
     metricsPort: metricsServer?.port,
     stop: async () => {
       await mgr.stop();
+      await evaluations?.close(); // events and spans of the calls aborted above are flushed here
       logger.info('controller stopped');
     },
   };

@@ -1,161 +1,20 @@
-import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
-import { type Condition, Kinds, type Memory } from '../api/index.ts';
-import { type Client, ignoreNotFound, patchStatus, type Reader } from '../kube/client/index.ts';
-import type { ReconcileContext, ReconcileResult, Reconciler, Request } from '../kube/controller.ts';
-import { CoreKinds, type KindRef } from '../kube/kinds.ts';
+/** Memory address resolution: the shared address rules of `address.ts` on the Memory kind. */
+import { Kinds, type Memory } from '../api/index.ts';
+import type { Client } from '../kube/client/index.ts';
+import { AddressReconciler, addressRefers, addressStatus, resolveAddress } from './address.ts';
 
-const SecretRef = CoreKinds.Secret as KindRef<V1Secret>;
-const ServiceRef = CoreKinds.Service as KindRef<V1Service>;
-
-export interface Resolution {
-  phase: 'ready' | 'error';
-  address?: string;
-  reason: string;
-  message: string;
-}
-
-/** Where the Reader can look: Services outside the watched namespace are not in the cache. */
-export interface ResolveScope {
-  reader: Reader;
-  /** The namespace the controller watches; all when absent. */
-  watchNamespace?: string;
-}
-
-const fail = (reason: string, message: string): Resolution => ({ phase: 'error', reason, message });
-
-function checkUrl(value: string): string | undefined {
-  try {
-    const u = new URL(value);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? undefined : `unsupported scheme ${u.protocol}`;
-  } catch {
-    return 'not an absolute URL';
-  }
-}
-
-/** The first header whose Secret or key is missing, as an error; undefined when all resolve. */
-async function checkHeaders(scope: ResolveScope, m: Memory, ns: string): Promise<Resolution | undefined> {
-  for (const h of m.spec.headers ?? []) {
-    const ref = h.valueFrom?.secretKeyRef;
-    if (!ref) continue;
-    const secret = await ignoreNotFound(scope.reader.get(SecretRef, { namespace: ns, name: ref.name }));
-    if (!secret) return fail('SecretNotFound', `header ${h.name}: Secret ${ns}/${ref.name} not found`);
-    if (secret.data?.[ref.key] === undefined) {
-      return fail('SecretKeyNotFound', `header ${h.name}: Secret ${ns}/${ref.name} has no key ${ref.key}`);
-    }
-  }
-  return undefined;
-}
-
-type ServiceRefSpec = NonNullable<NonNullable<Memory['spec']['address']['valueFrom']>['serviceRef']>;
-
-/** A Service ref as its cluster DNS name, once the Service and port exist. */
-async function resolveService(scope: ResolveScope, ref: ServiceRefSpec, ns: string): Promise<Resolution> {
-  const svcNs = ref.namespace ?? ns;
-  const what = `Service ${svcNs}/${ref.name}`;
-  if (scope.watchNamespace !== undefined && scope.watchNamespace !== svcNs) {
-    return fail('ServiceNotWatched', `${what} is outside the namespace the controller watches`);
-  }
-  const svc = await ignoreNotFound(scope.reader.get(ServiceRef, { namespace: svcNs, name: ref.name }));
-  if (!svc) return fail('ServiceNotFound', `${what} not found`);
-  const ports = svc.spec?.ports ?? [];
-  if (!ports.some((p) => p.port === ref.port)) {
-    const has = ports.map((p) => p.port).join(', ') || 'none';
-    return fail('ServicePortNotFound', `${what} has no port ${ref.port} (ports: ${has})`);
-  }
-  const path = ref.path ? (ref.path.startsWith('/') ? ref.path : `/${ref.path}`) : '';
-  const address = `http://${ref.name}.${svcNs}.svc.cluster.local:${ref.port}${path}`;
-  return { phase: 'ready', address, reason: 'Resolved', message: `address ${address} from ${what}` };
-}
+export type { Resolution, ResolveScope } from './address.ts';
 
 /** Resolves a Memory's address: a URL as given, or a Service's cluster DNS name. */
-export async function resolveMemory(scope: ResolveScope, m: Memory): Promise<Resolution> {
-  const ns = m.metadata.namespace ?? 'default';
-  const headerProblem = await checkHeaders(scope, m, ns);
-  if (headerProblem) return headerProblem;
-  const { value, valueFrom } = m.spec.address ?? {};
-  if (value !== undefined) {
-    const problem = checkUrl(value);
-    if (problem) return fail('InvalidAddress', `spec.address.value ${JSON.stringify(value)}: ${problem}`);
-    return { phase: 'ready', address: value, reason: 'Resolved', message: `address ${value}` };
-  }
-  const ref = valueFrom?.serviceRef;
-  if (!ref) return fail('InvalidAddress', 'spec.address needs value or valueFrom.serviceRef');
-  return resolveService(scope, ref, ns);
-}
-
+export const resolveMemory = resolveAddress;
 /** Whether a Memory refers to the given Service or Secret (so its change re-enqueues the Memory). */
-export function memoryRefers(m: Memory, kind: 'Service' | 'Secret', obj: KubernetesObject): boolean {
-  const ns = m.metadata.namespace ?? 'default';
-  const objNs = obj.metadata?.namespace;
-  const name = obj.metadata?.name;
-  if (kind === 'Service') {
-    const ref = m.spec.address?.valueFrom?.serviceRef;
-    return !!ref && ref.name === name && (ref.namespace ?? ns) === objNs;
-  }
-  return ns === objNs && !!m.spec.headers?.some((h) => h.valueFrom?.secretKeyRef?.name === name);
-}
-
+export const memoryRefers = addressRefers;
 /** The status a resolution asks for; undefined when the Memory already has it (no write). */
-export function memoryStatus(m: Memory, r: Resolution, now: Date): Record<string, unknown> | undefined {
-  const prev = m.status;
-  const prevReady = prev?.conditions?.find((c) => c.type === 'Ready');
-  const readyStatus = r.phase === 'ready' ? 'True' : 'False';
-  // The last good address is kept on error: the purge of existing queries may still reach it.
-  const address = r.address ?? prev?.lastResolvedAddress;
-  const unchanged =
-    prev?.phase === r.phase &&
-    prev?.lastResolvedAddress === address &&
-    prev?.message === r.message &&
-    prevReady?.status === readyStatus &&
-    prevReady?.reason === r.reason &&
-    prev?.observedGeneration === m.metadata.generation;
-  if (unchanged) return undefined;
-  const sameStatus = prevReady?.status === readyStatus && prevReady.lastTransitionTime;
-  const condition: Condition = {
-    type: 'Ready',
-    status: readyStatus,
-    reason: r.reason,
-    message: r.message,
-    lastTransitionTime: sameStatus ? prevReady.lastTransitionTime : now.toISOString(),
-    observedGeneration: m.metadata.generation,
-  };
-  return {
-    phase: r.phase,
-    lastResolvedAddress: address ?? null,
-    message: r.message,
-    conditions: [condition],
-    observedGeneration: m.metadata.generation,
-  };
-}
+export const memoryStatus = addressStatus;
 
-/** Sets status.lastResolvedAddress, phase ready|error, message and a Ready condition. */
-export class MemoryReconciler implements Reconciler {
-  private readonly client: Client;
-  private readonly watchNamespace: string | undefined;
-
+/** Sets a Memory's status.lastResolvedAddress, phase ready|error, message and a Ready condition. */
+export class MemoryReconciler extends AddressReconciler<Memory> {
   constructor(client: Client, watchNamespace?: string) {
-    this.client = client;
-    this.watchNamespace = watchNamespace;
-  }
-
-  /** Requests of the Memories a Service or Secret change concerns. */
-  async requestsFor(kind: 'Service' | 'Secret', obj: KubernetesObject): Promise<Request[]> {
-    // A Service may serve Memories of any namespace; a Secret only its own namespace's.
-    const namespace = kind === 'Secret' ? obj.metadata?.namespace : this.watchNamespace;
-    const { items } = await this.client.list(Kinds.Memory, namespace ? { namespace } : {});
-    return items
-      .filter((m) => memoryRefers(m, kind, obj))
-      .map((m) => ({ namespace: m.metadata.namespace ?? '', name: m.metadata.name }));
-  }
-
-  async reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    const m = await ignoreNotFound(this.client.get(Kinds.Memory, req, { signal: ctx.signal }));
-    if (!m || m.metadata.deletionTimestamp) return undefined;
-    const r = await resolveMemory({ reader: this.client, watchNamespace: this.watchNamespace }, m);
-    const status = memoryStatus(m, r, new Date());
-    if (!status) return undefined;
-    await patchStatus(this.client, Kinds.Memory, m, status, { signal: ctx.signal });
-    ctx.logger.info({ phase: r.phase, address: r.address, reason: r.reason }, 'memory resolved');
-    return undefined;
+    super(client, Kinds.Memory, watchNamespace);
   }
 }

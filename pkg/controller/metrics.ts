@@ -1,8 +1,11 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { InformerCache } from '../kube/cache.ts';
 import type { Controller, ControllerMetricsSink, ReconcileOutcome } from '../kube/controller.ts';
 
-/** The controller's Prometheus metrics (served on the metrics port). */
+/**
+ * The controller's Prometheus metrics (served on the metrics port beside the process's unprefixed
+ * `process_*` / `nodejs_*` metrics of pkg/http). Counters end in `_total`; state is a gauge.
+ */
 export class ControllerMetrics implements ControllerMetricsSink {
   readonly registry: Registry;
   private readonly total: Counter<'controller' | 'result'>;
@@ -17,15 +20,12 @@ export class ControllerMetrics implements ControllerMetricsSink {
     cache: InformerCache;
     isLeader: () => boolean;
     registry?: Registry;
-    defaultMetrics?: boolean;
   }) {
     // The gauges' collect() has the gauge as `this`: reach the tracked state through closures.
     const controllers = this.controllers;
     const running = () => this.runningQueries();
     const registry = opts.registry ?? new Registry();
     this.registry = registry;
-    if (opts.defaultMetrics !== false)
-      collectDefaultMetrics({ register: registry, prefix: 'berth_controller_' });
     const registers = [registry];
     this.total = new Counter({
       name: 'berth_controller_reconcile_total',
@@ -79,13 +79,15 @@ export class ControllerMetrics implements ControllerMetricsSink {
         }
       },
     });
-    new Gauge({
-      name: 'berth_controller_informer_restarts',
+    new Counter({
+      name: 'berth_controller_informer_restarts_total',
       help: 'Times the informer stopped on an error and was restarted',
       labelNames: ['resource'],
       registers,
       collect() {
-        for (const h of opts.cache.health()) this.set({ resource: h.name }, h.restarts);
+        // The supervisor keeps the running count: expose it as the counter's value.
+        this.reset();
+        for (const h of opts.cache.health()) this.inc({ resource: h.name }, h.restarts);
       },
     });
     new Gauge({

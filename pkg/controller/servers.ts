@@ -5,6 +5,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { generate } from 'selfsigned';
+import { metricsHandler } from '../http/index.ts';
 import type { Runnable } from '../kube/manager.ts';
 import type { InformerHealth } from '../kube/supervisor.ts';
 
@@ -60,7 +61,10 @@ export class ServerRunnable implements Runnable {
   }
 }
 
-/** `/healthz` (liveness: the process answers) and `/readyz` (caches synced), with informer details. */
+/**
+ * `/healthz` and `/health` (liveness: the process answers) and `/readyz` (caches synced, not
+ * stopping), with informer details: the same probes as the API service and the broker.
+ */
 export function startProbes(
   health: HealthSource,
   port: number,
@@ -68,7 +72,7 @@ export function startProbes(
 ): Promise<RunningServer> {
   const app = new Hono();
   const body = () => ({ informers: health.informers(), ...health.leader() });
-  app.get('/healthz', (c) => c.json({ status: 'ok', ...body() }));
+  for (const path of ['/healthz', '/health']) app.get(path, (c) => c.json({ status: 'ok', ...body() }));
   app.get('/readyz', (c) => {
     const ready = health.ready();
     return c.json({ status: ready ? 'ready' : 'not ready', ...body() }, ready ? 200 : 503);
@@ -115,7 +119,7 @@ export async function loadOrCreateCert(
   return { cert: Buffer.from(pems.cert), key: Buffer.from(pems.private), selfSigned: true };
 }
 
-/** Prometheus metrics over HTTPS at `/metrics`. */
+/** Prometheus metrics over HTTPS at `/metrics`: the process's default metrics and the controller's. */
 export async function startMetrics(
   registry: Registry,
   port: number,
@@ -124,9 +128,7 @@ export async function startMetrics(
 ): Promise<RunningServer & { selfSigned: boolean }> {
   const { cert, key, selfSigned } = await loadOrCreateCert(tls);
   const app = new Hono();
-  app.get('/metrics', async (c) =>
-    c.body(await registry.metrics(), 200, { 'content-type': registry.contentType }),
-  );
+  app.get('/metrics', metricsHandler(registry));
   const server = serve({
     fetch: app.fetch,
     port,

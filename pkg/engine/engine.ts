@@ -18,7 +18,7 @@ import { createTracing } from './tracing.ts';
 
 export interface QueryEngineOptions {
   lookup: ResourceLookup;
-  /** Broker base URL (BROKER_URL) for chunks, events and traces; without it none of them are sent. */
+  /** Broker base URL (BROKER_URL) for chunks, events and traces (spans go elsewhere when OTEL_* says so). */
   brokerUrl?: string;
   /** Extra trusted CA certificates (PEM) for models, tools and memories, on top of the default store. */
   ca?: string | string[];
@@ -28,6 +28,8 @@ export interface QueryEngineOptions {
   events?: { capacity?: number; concurrency?: number; maxAttempts?: number; retryBaseMs?: number };
   /** `service.name` of exported spans. */
   serviceName?: string;
+  /** Where OTEL_EXPORTER_OTLP_* settings are read from; default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface EngineStats {
@@ -50,7 +52,15 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
   const brokerUrl = opts.brokerUrl?.replace(/\/+$/, '') || undefined;
   if (!brokerUrl) logger.warn('no broker URL: chunks, events and traces of queries are not recorded');
   const http = createHttpClient({ ca: opts.ca });
-  const tracing = createTracing(brokerUrl, opts.serviceName ?? 'berth-controller');
+  const tracing = createTracing(brokerUrl, opts.serviceName ?? 'berth-controller', opts.env);
+  if (tracing.target && tracing.target.source !== 'default') {
+    const u = new URL(tracing.target.url);
+    // The endpoint without its query string or headers: those may carry credentials.
+    logger.info(
+      { endpoint: `${u.origin}${u.pathname}`, source: tracing.target.source },
+      'exporting query spans',
+    );
+  }
   const events = brokerUrl
     ? new EventQueue({ url: brokerUrl, post: http.postJson, logger, ...opts.events })
     : undefined;

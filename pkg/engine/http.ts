@@ -5,6 +5,8 @@
  */
 import { createSecureContext, getCACertificates, rootCertificates } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { clusterAddressRule, guardedConnector, type Resolver } from '../http/outbound/index.ts';
+import { currentTraceparent } from './tracing.ts';
 
 export type EngineFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 /** POST of a JSON body that only needs the status back (events): resolves with it, throws on network errors. */
@@ -29,11 +31,16 @@ function trustStore(extra: string | string[]): string[] {
   return [...base, ...(Array.isArray(extra) ? extra : [extra])];
 }
 
-export function createHttpClient(opts: { ca?: string | string[] } = {}): HttpClient {
+export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resolver } = {}): HttpClient {
   const dispatcher = new Agent({
     // One SecureContext for all connections: building one from ~150 root certificates per TLS
-    // connection was the largest cost of a query in the benchmark.
-    connect: opts.ca ? { secureContext: createSecureContext({ ca: trustStore(opts.ca) }) } : {},
+    // connection was the largest cost of a query in the benchmark. Every connection (redirect hops
+    // included) passes the cluster address rule: addresses in resources never reach cloud metadata
+    // or link-local (docs/security.md).
+    connect: guardedConnector(clusterAddressRule, {
+      resolve: opts.resolve,
+      tls: opts.ca ? { secureContext: createSecureContext({ ca: trustStore(opts.ca) }) } : {},
+    }),
     keepAliveTimeout: 30_000,
     // Query timeouts are enforced by the engine's own deadline signal; undici's 300 s defaults would
     // cut long (spec.timeout > 5m) model calls and long-lived chunk uploads short.
@@ -41,9 +48,11 @@ export function createHttpClient(opts: { ca?: string | string[] } = {}): HttpCli
     bodyTimeout: 0,
   });
   const fetch: EngineFetch = (url, init) =>
-    undiciFetch(url, { ...(init as object), dispatcher } as Parameters<
-      typeof undiciFetch
-    >[1]) as unknown as Promise<Response>;
+    undiciFetch(url, {
+      ...(init as object),
+      headers: withTraceparent(init?.headers),
+      dispatcher,
+    } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
   // undici's request API skips the WHATWG fetch machinery: several times cheaper per call, which
   // matters for events (a dozen small POSTs per query).
   const postJson: PostJson = async (url, body) => {
@@ -58,6 +67,18 @@ export function createHttpClient(opts: { ca?: string | string[] } = {}): HttpCli
     return res.statusCode;
   };
   return { fetch, postJson, dispatcher, close: () => dispatcher.close() };
+}
+
+/**
+ * The request's headers plus W3C `traceparent` of the engine span the call is made in (model, tool
+ * and memory calls each run in one), so the callee's own spans join the query's trace.
+ */
+function withTraceparent(headers: RequestInit['headers']): RequestInit['headers'] {
+  const traceparent = currentTraceparent();
+  if (!traceparent) return headers;
+  const out = new Headers(headers);
+  if (!out.has('traceparent')) out.set('traceparent', traceparent);
+  return out;
 }
 
 /** A failed HTTP exchange, carrying what was called and the status so outcomes and logs are actionable. */

@@ -12,6 +12,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { Model, TokenUsage } from '../api/index.ts';
 import type { ResourceLookup } from './contract.ts';
+import { demoFetch } from './demo-model.ts';
 import { resolveHeaders } from './headers.ts';
 import { type HttpClient, modelUrlProblem } from './http.ts';
 
@@ -40,6 +41,14 @@ export interface ModelCall {
 }
 
 const DEFAULT_AZURE_API_VERSION = '2024-10-21';
+
+/** The demo model's client: the real SDK over an in-process fetch (no port, no network, no key). */
+const DEMO_CLIENT = new OpenAI({
+  apiKey: 'demo',
+  baseURL: 'http://demo.invalid/v1',
+  maxRetries: 0,
+  fetch: demoFetch as unknown as typeof globalThis.fetch,
+});
 const CACHE_LIMIT = 256;
 
 export class ModelClients {
@@ -56,9 +65,10 @@ export class ModelClients {
 
   /** The SDK client of a Model; throws a message naming the Model when it cannot be used. */
   client(model: Model): OpenAI {
+    if (model.spec.type === 'demo') return DEMO_CLIENT;
     const ns = model.metadata.namespace ?? 'default';
     const owner = `Model ${model.metadata.name}`;
-    const problem = modelUrlProblem(model.spec.baseUrl);
+    const problem = modelUrlProblem(model.spec.baseUrl ?? '');
     if (problem) throw new Error(`${owner}: ${problem}`);
     let apiKey = 'unused';
     const ref = model.spec.apiKey?.secretKeyRef;

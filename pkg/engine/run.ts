@@ -23,7 +23,7 @@ import { runAgent } from './targets/agent.ts';
 import { runModelTarget } from './targets/model.ts';
 import { runTeam } from './targets/team.ts';
 import { runToolTarget } from './targets/tool.ts';
-import { SESSION_ATTRIBUTE, startRootSpan } from './tracing.ts';
+import { SEMCONV_SESSION_ATTRIBUTE, SESSION_ATTRIBUTE, startRootSpan } from './tracing.ts';
 
 const DEFAULT_TIMEOUT = '5m';
 const DEFAULT_TTL = '720h';
@@ -123,6 +123,7 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
   const sessionId = query.spec?.sessionId || scope.name;
   const root = startRootSpan(deps.tracer, 'query', {
     [SESSION_ATTRIBUTE]: sessionId,
+    [SEMCONV_SESSION_ATTRIBUTE]: sessionId,
     'berth.query.name': scope.name,
     'berth.query.namespace': scope.namespace,
     'berth.query.uid': query.metadata.uid ?? '',

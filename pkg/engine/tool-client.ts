@@ -20,12 +20,19 @@ function asJson(input: string): unknown {
   }
 }
 
+/** The built-in demo tool's answer: deterministic, and says where it comes from. */
+function demoToolAnswer(name: string, args: unknown): string {
+  return JSON.stringify({ tool: name, arguments: args, demo: true, answer: `demo result of ${name}` });
+}
+
 export async function callTool(
   tool: Tool,
   input: string,
   deps: { fetch: EngineFetch; lookup: ResourceLookup; signal: AbortSignal },
 ): Promise<string> {
   const owner = `Tool ${tool.metadata.name}`;
+  if (tool.spec.type === 'demo') return demoToolAnswer(tool.metadata.name, asJson(input));
+  if (!tool.spec.http) throw new Error(`${owner}: spec.http is required for an http tool`);
   const ns = tool.metadata.namespace ?? 'default';
   const { url, method = 'POST', timeout } = tool.spec.http;
   let target: URL;

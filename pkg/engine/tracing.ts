@@ -1,8 +1,12 @@
 /**
- * Spans of query execution, exported with the OpenTelemetry SDK to the broker's OTLP ingest. The
- * provider belongs to the engine (not registered globally) so several engines — or the controller and
- * the API service in one `berth up` process — never fight over global state.
+ * Spans of query execution, exported with the OpenTelemetry SDK over OTLP/HTTP: to
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / OTEL_EXPORTER_OTLP_ENDPOINT (with their _HEADERS) when set,
+ * else to the broker's ingest. The provider belongs to the engine (not registered globally) so several
+ * engines — or the controller and the API service in one `berth up` process — never fight over
+ * global state. For the same reason the active span lives in the engine's own AsyncLocalStorage:
+ * `inSpan` sets it, and the engine's fetch reads it to send `traceparent` to models, tools and memories.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type Attributes,
   type Context,
@@ -12,39 +16,44 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+import { createTracerProvider } from '../http/otel/exporter.ts';
+import { formatTraceparent, type OtlpTarget, otlpTracesTarget } from '../http/otel/index.ts';
 
+/** The spec's session attribute; `session.id` (semantic conventions) carries the same value. */
 export const SESSION_ATTRIBUTE = 'svc.session.id';
+export const SEMCONV_SESSION_ATTRIBUTE = 'session.id';
 
 export interface Tracing {
   tracer: Tracer;
+  /** Where spans go (undefined: nowhere); for the start-up log line, never with its headers. */
+  target: OtlpTarget | undefined;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
-export function createTracing(brokerUrl: string | undefined, serviceName: string): Tracing {
-  const spanProcessors = brokerUrl
-    ? [
-        new BatchSpanProcessor({
-          exporter: new OTLPTraceExporter({ url: `${brokerUrl.replace(/\/+$/, '')}/v1/traces` }),
-          // Short delay: the dashboard shows a query's trace while it is fresh; batches still bound requests.
-          scheduledDelayMillis: 500,
-          maxExportBatchSize: 512,
-          maxQueueSize: 8192,
-        }),
-      ]
-    : [];
-  const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': serviceName }),
-    spanProcessors,
-  });
+export function createTracing(
+  brokerUrl: string | undefined,
+  serviceName: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Tracing {
+  const fallback = brokerUrl ? `${brokerUrl.replace(/\/+$/, '')}/v1/traces` : undefined;
+  const target = otlpTracesTarget(env, fallback);
+  const provider = createTracerProvider(serviceName, target);
   return {
     tracer: provider.getTracer('berth-engine'),
+    target,
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),
   };
+}
+
+const activeSpan = new AsyncLocalStorage<Context>();
+
+/** `traceparent` of the span the caller runs in (inside `inSpan`), or undefined outside any. */
+export function currentTraceparent(): string | undefined {
+  const ctx = activeSpan.getStore();
+  const sc = ctx && trace.getSpanContext(ctx);
+  return sc && trace.isSpanContextValid(sc) ? formatTraceparent(sc) : undefined;
 }
 
 /** The root span of a query: a new trace, so each query is one trace whatever the caller's context. */
@@ -64,8 +73,9 @@ export async function inSpan<T>(
   fn: (ctx: Context, span: Span) => Promise<T>,
 ): Promise<T> {
   const span = tracer.startSpan(name, { attributes }, parent);
+  const ctx = trace.setSpan(parent, span);
   try {
-    return await fn(trace.setSpan(parent, span), span);
+    return await activeSpan.run(ctx, () => fn(ctx, span));
   } catch (err) {
     span.recordException(err instanceof Error ? err : String(err));
     span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });

@@ -1,10 +1,21 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Env, MiddlewareHandler } from 'hono';
 import { agentKind, evaluatorKind, modelKind, queryKind, teamKind } from '../api/index.ts';
-import { bodyLimit, mountDocsPage, notFoundHandler, requestId, validationHook } from '../http/index.ts';
+import {
+  bodyLimit,
+  jsonDepthLimit,
+  mountDocsPage,
+  mountHealthRoutes,
+  mountMetricsRoute,
+  notFoundHandler,
+  type Readiness,
+  requestId,
+  validationHook,
+} from '../http/index.ts';
 import { confineToNamespace } from './confine/index.ts';
 import type { GatewayDeps } from './deps.ts';
 import { gatewayErrorHandler } from './kube-error-mapper.ts';
+import type { ApiMetrics } from './metrics.ts';
 import { mountBrokerProxy } from './routes/broker-proxy.ts';
 import { mountEvaluationRoutes } from './routes/evaluations.ts';
 import { mountGenericRoutes } from './routes/generic.ts';
@@ -19,19 +30,41 @@ export interface GatewayOptions {
   /** Route families mounted by other modules (API keys, /compat/v1, marketplace). */
   extensions?: Array<(app: OpenAPIHono) => void>;
   bodyLimitBytes?: number;
+  /** First in the chain: own server spans (OTEL_* set). */
+  tracing?: MiddlewareHandler;
+  /** `/metrics` (behind `auth`) and request metrics. */
+  metrics?: ApiMetrics;
+  /** While draining: refuses new requests (probes and scrapes excepted). */
+  refuseNew?: MiddlewareHandler;
+  /** `/readyz`; ready unless given. */
+  readiness?: () => Readiness;
 }
 
 export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): OpenAPIHono {
   // Built on pkg/http like the broker, so the same fault gets the same status and code in both.
   const app = new OpenAPIHono({ defaultHook: validationHook });
+  // Spans and metrics first: they see every answer, refusals and errors included.
+  if (opts.tracing) app.use('*', opts.tracing);
+  if (opts.metrics) app.use('*', opts.metrics.middleware);
   app.use('*', requestId());
+  if (opts.refuseNew) app.use('*', opts.refuseNew);
   app.use('*', accessLog(deps.logger));
   // Streams (never buffers) and skips GET/HEAD, which keeps the list hot path off the body.
   app.use('*', bodyLimit(opts.bodyLimitBytes ?? 10 * 1024 * 1024));
+  app.use('*', jsonDepthLimit());
   app.onError(gatewayErrorHandler(deps.logger));
   app.notFound(notFoundHandler);
 
-  app.get('/health', (c) => c.json({ status: 'ok' }));
+  mountHealthRoutes(app, {
+    what: 'the API service',
+    readiness: opts.readiness ?? (() => ({ ready: true })),
+    document: false,
+  });
+  // Scrapes authenticate like any API call (open in `open` mode); probes never need to.
+  if (opts.metrics) {
+    if (opts.auth) app.use('/metrics', opts.auth);
+    mountMetricsRoute(app, [opts.metrics.registry], { authenticated: true });
+  }
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Berth API', version: deps.version } });
   mountDocsPage(app, '/docs', '/openapi.json', 'Berth API');
   if (opts.auth) app.use('/v1/*', opts.auth).use('/compat/*', opts.auth).use('/api/*', opts.auth);

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { DEFAULT_SHUTDOWN_GRACE_SECONDS } from '../http/index.ts';
+import { parseAllowedHosts } from './marketplace/address.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -22,6 +24,19 @@ export const gatewayEnvSchema = z.object({
     .positive()
     .default(10 * 1024 * 1024),
   COMPAT_WAIT_TIMEOUT_SECONDS: z.coerce.number().positive().default(330),
+  // How long a SIGTERM waits for requests and chat streams in flight (docs/observability.md).
+  SHUTDOWN_GRACE_SECONDS: z.coerce.number().min(0).default(DEFAULT_SHUTDOWN_GRACE_SECONDS),
+  // Checked here so a bad entry stops `berth api` with the variable's name, not at the first fetch.
+  MARKETPLACE_ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .superRefine((v, ctx) => {
+      try {
+        parseAllowedHosts(v);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type GatewayEnv = z.infer<typeof gatewayEnvSchema>;

@@ -1,6 +1,7 @@
 import type { InformerCache } from '../kube/cache.ts';
 import type { Client } from '../kube/client/types.ts';
 import type { Logger } from '../log/index.ts';
+import type { ApiMetrics } from './metrics.ts';
 
 /** Everything the API service's routes need; built once by the runner (`berth api` / `berth up`). */
 export interface GatewayDeps {
@@ -23,4 +24,11 @@ export interface GatewayDeps {
   brokerUrl?: string;
   logger: Logger;
   version: string;
+  /** Chat completion metrics (absent in apps built without a server). */
+  metrics?: ApiMetrics;
+  /**
+   * Aborted when the shutdown grace period is over: chat streams still open end with a final
+   * `shutting_down` error frame, waits answer 503.
+   */
+  shutdown?: AbortSignal;
 }

@@ -83,3 +83,41 @@ describe('KubeError → HTTP, in the gateway error handler', () => {
     expect(await answer(new Error('boom'))).toMatchObject({ status: 500, error: { code: 'internal' } });
   });
 });
+
+describe('a resourceVersion the API server cannot parse', () => {
+  it('is the caller’s fault: 400 `invalid_resource_version`, not the API server’s 500', async () => {
+    const { status, error } = await answer(
+      new KubeError(500, 'Unknown', 'replace /apis/x: strconv.ParseUint: parsing "abc": invalid syntax'),
+    );
+    expect(status).toBe(400);
+    expect(error.code).toBe('invalid_resource_version');
+    expect(error.message).toContain('metadata.resourceVersion');
+  });
+
+  it('nor is one given on a create', async () => {
+    const { status, error } = await answer(
+      new KubeError(
+        500,
+        'Unknown',
+        'create /api/v1/x: resourceVersion should not be set on objects to be created',
+      ),
+    );
+    expect(status).toBe(400);
+    expect(error.code).toBe('invalid_resource_version');
+  });
+
+  it('leaves other 500s of the API server as they are', async () => {
+    expect((await answer(new KubeError(500, 'Unknown', 'etcdserver: request timed out'))).status).toBe(500);
+  });
+});
+
+describe('the API server out of reach', () => {
+  it('is a 503 kubernetes_unavailable with Retry-After', async () => {
+    const res = await appThrowing(new KubeError(503, 'Unavailable', 'list: connect ECONNREFUSED')).request(
+      '/',
+    );
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect((await res.json()).error.code).toBe('kubernetes_unavailable');
+  });
+});

@@ -20,12 +20,26 @@ const CODE_BY_REASON: Record<KubeReason, string> = {
 };
 
 /**
+ * Two faults in a caller's `metadata.resourceVersion` that the API server answers with a 500
+ * InternalError rather than a 4xx: one its storage cannot parse as an unsigned integer (quoting
+ * the parser), and one given on a create. The value is the caller's, so the answer is a 400.
+ */
+const CALLER_RESOURCE_VERSION =
+  /strconv\.ParseUint: parsing "|resourceVersion should not be set on objects to be created/;
+
+/**
  * The one place a Kubernetes failure becomes an HTTP answer for `/v1`: the API server's status
  * (404, 409, 422 with the field causes, 403, 503 when it cannot be reached …) and a stable code, so
  * route handlers just let a KubeError propagate.
  */
 export function kubeErrorToHttp(err: Error): HttpError | undefined {
   if (!(err instanceof KubeError)) return undefined;
+  if (err.code === 500 && CALLER_RESOURCE_VERSION.test(err.message))
+    return new HttpError(
+      400,
+      'invalid_resource_version',
+      `metadata.resourceVersion is not acceptable: give one the API server issued (an unsigned decimal number), and none when creating (${err.message})`,
+    );
   // Anything outside 4xx/5xx (a network failure reported as 0, a redirect) is a bad gateway.
   const status = (err.code >= 400 && err.code < 600 ? err.code : 502) as ContentfulStatusCode;
   const causes = err.causes.map((x) => ({ field: x.field, reason: x.reason, message: x.message }));
@@ -34,6 +48,8 @@ export function kubeErrorToHttp(err: Error): HttpError | undefined {
     CODE_BY_REASON[err.reason] ?? 'kubernetes_error',
     err.message,
     causes.length ? { causes } : undefined,
+    // The API server out of reach is transient (a restart, a network blip): say when to retry.
+    status === 503 ? { 'retry-after': '1' } : undefined,
   );
 }
 

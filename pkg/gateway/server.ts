@@ -1,14 +1,20 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { MiddlewareHandler } from 'hono';
 import { berthScheme } from '../api/index.ts';
 import { type AuthSetup, apiKeyRoutes, setupAuth } from '../auth/index.ts';
+import { Drain, PROBE_PATHS } from '../http/index.ts';
+import { loadServerTracing } from '../http/otel/index.ts';
 import type { InformerCache } from '../kube/cache.ts';
 import { createClient } from '../kube/client/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createGatewayApp } from './app.ts';
 import { compatRoutes } from './compat/index.ts';
+import { createMarketplace, type MarketplaceOptions } from './marketplace/index.ts';
+import { ApiMetrics } from './metrics.ts';
 import { documentCompatRoutes } from './routes/compat-docs.ts';
 
 export interface GatewayServerOptions {
@@ -28,6 +34,8 @@ export interface GatewayServerOptions {
   bodyLimitBytes?: number;
   compatWaitTimeoutMs?: number;
   bcryptCost?: number;
+  /** Marketplace limits and guard settings; MARKETPLACE_ALLOWED_HOSTS comes from `env` unless given. */
+  marketplace?: MarketplaceOptions;
 }
 
 export interface RunningGateway {
@@ -35,10 +43,15 @@ export interface RunningGateway {
   port: number;
   app: OpenAPIHono;
   auth: AuthSetup;
-  close(): Promise<void>;
+  /**
+   * Drains, then stops: readiness turns false and new requests get 503 `shutting_down` (probes and
+   * scrapes excepted); requests and chat streams in flight get up to `graceMs` to finish, then each
+   * remaining stream ends with a final `shutting_down` error frame. Idempotent.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
-/** Builds the API service (auth from AUTH_MODE, /v1, /v1/api-keys, /compat/v1) and serves it. */
+/** Builds the API service (auth from AUTH_MODE, /v1, /v1/api-keys, /compat/v1, marketplace) and serves it. */
 export async function startGatewayServer(opts: GatewayServerOptions): Promise<RunningGateway> {
   // The controller of `berth up` shares the cache but not this client: it has its own identity.
   const client = createClient({ kc: opts.kc, scheme: berthScheme(), cache: opts.cache });
@@ -51,7 +64,12 @@ export async function startGatewayServer(opts: GatewayServerOptions): Promise<Ru
     env: opts.env,
     bcryptCost: opts.bcryptCost,
   });
+  const metrics = new ApiMetrics();
+  // Routes get the drain's deadline through this signal (the drain is made with the server below).
+  const deadline = new AbortController();
   const deps = {
+    metrics,
+    shutdown: deadline.signal,
     client,
     cache: opts.cache,
     namespace: opts.namespace,
@@ -61,16 +79,39 @@ export async function startGatewayServer(opts: GatewayServerOptions): Promise<Ru
     logger: opts.logger,
     version: opts.version ?? '0.1.0',
   };
+  const marketplace = createMarketplace(deps, {
+    allowedHosts: (opts.env ?? process.env).MARKETPLACE_ALLOWED_HOSTS,
+    ...opts.marketplace,
+  });
+  const tracing = await loadServerTracing({
+    serviceName: 'berth-api',
+    env: opts.env ?? process.env,
+    logger: opts.logger,
+  });
+  // The drain needs the server, the server the app: the app reaches the drain through these.
+  let drain: Drain | undefined;
+  let refuse: MiddlewareHandler | undefined;
   const app = createGatewayApp(deps, {
     auth: auth.middleware,
+    metrics,
+    tracing: tracing?.middleware,
+    refuseNew: (c, next) => (refuse ? refuse(c, next) : next()),
+    readiness: () =>
+      drain?.draining
+        ? { ready: false, code: 'shutting_down', message: 'the API service is draining for shutdown' }
+        : { ready: true },
     bodyLimitBytes: opts.bodyLimitBytes,
     extensions: [
       (a) => void a.route('/v1/api-keys', apiKeyRoutes(auth.apiKeys, { logger: opts.logger })),
       compatRoutes(deps, { waitTimeoutMs: opts.compatWaitTimeoutMs }),
       documentCompatRoutes,
+      (a) => marketplace.mount(a),
     ],
   });
-  const server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host ?? '0.0.0.0' });
+  const server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host ?? '0.0.0.0' }) as Server;
+  drain = new Drain(server);
+  refuse = drain.refuseNew((path) => PROBE_PATHS.has(path));
+  drain.deadline.addEventListener('abort', () => deadline.abort(drain?.deadline.reason));
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -83,13 +124,15 @@ export async function startGatewayServer(opts: GatewayServerOptions): Promise<Ru
     port,
     app,
     auth,
-    close: () => {
+    close: (graceMs = 0) => {
       closing ??= (async () => {
-        await new Promise<void>((r) => {
-          server.close(() => r());
-          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-        });
-        await auth.stop();
+        const d = drain as Drain;
+        if (d.inFlight) opts.logger.info({ inFlight: d.inFlight, graceMs }, 'draining requests and streams');
+        d.deadline.addEventListener('abort', () =>
+          opts.logger.warn({ inFlight: d.inFlight }, 'grace period over: ending what is still in flight'),
+        );
+        await d.shutdown(graceMs);
+        await Promise.all([auth.stop(), marketplace.close(), tracing?.shutdown()]);
       })();
       return closing;
     },

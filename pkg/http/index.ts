@@ -12,7 +12,26 @@ export {
   sendError,
   validationHook,
 } from './errors/index.ts';
+export { type HealthOptions, mountHealthRoutes, type Readiness } from './health/index.ts';
+export {
+  exceedsJsonDepth,
+  jsonDepthLimit,
+  jsonTooDeep,
+  MAX_JSON_DEPTH,
+  parseJson,
+} from './json-body/index.ts';
 export { mediaTypeOf, requireMediaType } from './media-type/index.ts';
+export {
+  defaultMetricsRegistry,
+  exposition,
+  type HttpMetricsOptions,
+  httpMetrics,
+  metricsHandler,
+  mountMetricsRoute,
+  PROBE_PATHS,
+  type RequestInfo,
+  routeLabel,
+} from './metrics/index.ts';
 export {
   type AnyOpenAPIHono,
   errorEnvelopeSchema,
@@ -22,6 +41,7 @@ export {
   route,
 } from './openapi/index.ts';
 export { REQUEST_ID_HEADER, requestId, requestIdOf } from './request-id/index.ts';
+export { DEFAULT_SHUTDOWN_GRACE_SECONDS, Drain, shutdownGraceSeconds } from './shutdown/index.ts';
 export {
   CONNECTED_FRAME,
   DONE_FRAME,
@@ -29,6 +49,7 @@ export {
   HEARTBEAT_FRAME,
   lastEventId,
   SSE_HEADERS,
+  shutdownFrame,
 } from './sse/frame.ts';
 export { type HubItem, SseHub, Subscription } from './sse/hub.ts';
 export { openSse, SseSink } from './sse/sink.ts';

@@ -55,7 +55,33 @@ export const CoreKinds = {
     plural: 'leases',
     namespaced: true,
   }),
+  // Created (never read back) to ask "may I …?" as whoever the client acts as.
+  SelfSubjectAccessReview: kindRef<SelfSubjectAccessReview>({
+    group: 'authorization.k8s.io',
+    version: 'v1',
+    kind: 'SelfSubjectAccessReview',
+    plural: 'selfsubjectaccessreviews',
+    namespaced: false,
+  }),
 } as const;
+
+/** The question and answer of a SelfSubjectAccessReview (the fields the platform uses). */
+export interface SelfSubjectAccessReview {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string };
+  spec: {
+    resourceAttributes: {
+      verb: string;
+      resource: string;
+      group?: string;
+      namespace?: string;
+      name?: string;
+      subresource?: string;
+    };
+  };
+  status?: { allowed: boolean; denied?: boolean; reason?: string; evaluationError?: string };
+}
 
 /**
  * The kinds a process knows without discovery, like controller-runtime's Scheme: callers register

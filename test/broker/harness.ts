@@ -134,11 +134,4 @@ export async function readSse(
   return text;
 }
 
-/** Polls `fn` until it returns true (no fixed sleeps). */
-export async function eventually(fn: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { eventually } from '../support/wait.ts';

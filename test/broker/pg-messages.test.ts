@@ -105,6 +105,40 @@ describe('PostgreSQL message store: replicas, sequences, expiry', () => {
     await Promise.all([a.store.close(), b.store.close()]);
   });
 
+  it('writes concurrent appends of many conversations as batches: each gets its own rows, each new conversation once', async () => {
+    const { store } = await replica(await dbs.fresh());
+    const announced: string[] = [];
+    store.onConversation((c) => announced.push(c.conversation_id));
+    // 60 appends at once: they land in a few group-committed batches mixing conversations, empty
+    // appends (which only create their conversation) and per-append TTLs.
+    const appends = Array.from({ length: 60 }, (_, i) => ({
+      c: `conv-${i % 7}`,
+      q: `q-${i}`,
+      n: i % 5,
+      ttl: i % 3 === 0 ? 120 : undefined,
+    }));
+    const results = await Promise.all(appends.map((a) => add(store, a.c, a.q, a.n, a.ttl)));
+    for (const [i, rows] of results.entries()) {
+      const a = appends[i] as (typeof appends)[number];
+      expect(rows.map((m) => JSON.parse(m.json).message.content)).toEqual(
+        Array.from({ length: a.n }, (_, k) => `${a.q}-${k}`),
+      );
+      expect(rows.every((m) => m.conversationId === a.c && m.queryId === a.q)).toBe(true);
+      for (const [k, m] of rows.entries()) if (k) expect(m.seq).toBe((rows[k - 1] as typeof m).seq + 1);
+      if (a.ttl) for (const m of rows) expect(m.expiresAt - Date.now()).toBeLessThan(121_000);
+    }
+    await eventually(() => announced.length === 7, 5_000);
+    expect(announced.sort()).toEqual(Array.from({ length: 7 }, (_, i) => `conv-${i}`));
+    const status = await store.status();
+    expect(status.total_messages).toBe(appends.reduce((s, a) => s + a.n, 0));
+    expect(status.total_conversations).toBe(7);
+    for (let i = 0; i < 7; i++)
+      expect(status.conversations[`conv-${i}`]?.message_count).toBe(
+        appends.filter((a) => a.c === `conv-${i}`).reduce((s, a) => s + a.n, 0),
+      );
+    await store.close();
+  });
+
   it('hides expired messages at once, reaps them in batches, and keeps counts right', async () => {
     const url = await dbs.fresh();
     const r = await replica(url);

@@ -174,7 +174,11 @@ describe('streams that fail or lose their client', () => {
       break;
     }
     await vi.waitFor(() => expect(subscribers()).toBe(0), { timeout: 5_000, interval: 20 });
-    expect((p.cache.get(Kinds.Query, p.ns, id) as Query).status?.phase).toBe('running');
+    // Still running: pending (a run's `running` status is only written once it outlasts a short
+    // delay) or running, not ended by the disconnect.
+    expect(['pending', 'running']).toContain(
+      (p.cache.get(Kinds.Query, p.ns, id) as Query).status?.phase ?? 'pending',
+    );
     const done = (await p.cache.waitFor(
       Kinds.Query,
       p.ns,

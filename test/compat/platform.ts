@@ -75,8 +75,8 @@ function targets(ns: string, fakeUrl: string, toolUrl: string): KubernetesObject
   ];
 }
 
-export async function startPlatform(prefix: string): Promise<Platform> {
-  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn', name: prefix });
+export async function startPlatform(prefix: string, opts: { logger?: Logger } = {}): Promise<Platform> {
+  const logger = opts.logger ?? createLogger({ level: process.env.LOG_LEVEL ?? 'warn', name: prefix });
   const admin = createClient({ kc: kubeConfig('admin'), scheme: berthScheme() });
   const [ns, fake, tools] = await Promise.all([createNamespace(prefix), startFakeModel(), startFakeTool()]);
   const broker = await startBroker(

@@ -70,12 +70,12 @@ afterAll(async () => {
 });
 
 describe('Query dispatch to the engine', () => {
-  it('pending → running → done with response, usage, conversation, times and conditions', async () => {
+  it('pending → running (a run outlasting the delay) → done with response, usage, conversation, times and conditions', async () => {
     let seenRunning: Query | undefined;
     engine.behaviours.set('ok', async (q, ctx) => {
-      seenRunning = q;
       ctx.onConversation?.('conv-42');
-      await waitQuery('ok', (x) => x?.status?.conversationId === 'conv-42');
+      // Written once the run outlasts the delay: running, with the conversation id.
+      seenRunning = await waitQuery('ok', (x) => x?.status?.conversationId === 'conv-42');
       return {
         phase: 'done',
         content: 'the answer',
@@ -87,6 +87,7 @@ describe('Query dispatch to the engine', () => {
     const q = await waitQuery('ok', phaseIs('done'));
     expect(seenRunning?.status?.phase).toBe('running');
     expect(seenRunning?.status?.startTime).toBeTruthy();
+    expect(q?.status?.startTime).toBe(seenRunning?.status?.startTime);
     const s = q?.status;
     expect(s?.response).toEqual({ target: { type: 'model', name: 'default' }, content: 'the answer' });
     expect(s?.tokenUsage).toEqual({ promptTokens: 3, completionTokens: 4, totalTokens: 7 });

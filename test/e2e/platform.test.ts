@@ -26,7 +26,19 @@ beforeAll(async () => {
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, fake.ca);
   up = spawnBerth(
-    ['up', '--namespace', ns, '--api-port', '0', '--broker-port', '0', '--state-dir', join(dir, 'state')],
+    [
+      'up',
+      '--namespace',
+      ns,
+      '--api-port',
+      '0',
+      '--broker-port',
+      '0',
+      '--dashboard-port',
+      '0',
+      '--state-dir',
+      join(dir, 'state'),
+    ],
     {
       ...process.env,
       KUBECONFIG: inject('kubeconfig'),

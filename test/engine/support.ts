@@ -68,7 +68,7 @@ export function tool(name: string, url: string, spec: Partial<Tool['spec']> = {}
     apiVersion: API_VERSION,
     kind: 'Tool',
     metadata: meta(name),
-    spec: { http: { url, method: 'POST' }, ...spec },
+    spec: { type: 'http', http: { url, method: 'POST' }, ...spec },
   };
 }
 

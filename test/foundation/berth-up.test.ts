@@ -1,9 +1,11 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import OpenAI from 'openai';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createNamespace, kubectl } from '../support/kube.ts';
 import { processesMentioning, ROOT, spawnBerth } from '../support/process.ts';
+import { eventually } from '../support/wait.ts';
 
 const stateDir = mkdtempSync(join(tmpdir(), 'berth-up-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
@@ -12,7 +14,10 @@ describe('berth up', () => {
   it('starts a fresh control plane, prints how to reach it, and leaves nothing behind on Ctrl-C', async () => {
     const env = { ...process.env };
     delete env.KUBECONFIG;
-    const up = spawnBerth(['up', '--state-dir', stateDir, '--api-port', '0', '--broker-port', '0'], env);
+    const up = spawnBerth(
+      ['up', '--state-dir', stateDir, '--api-port', '0', '--broker-port', '0', '--dashboard-port', '0'],
+      env,
+    );
     try {
       await up.waitForLine(/"msg":"ready"/, 120_000);
       const kubeconfig = join(stateDir, 'kubeconfig');
@@ -21,18 +26,57 @@ describe('berth up', () => {
       expect(existsSync(kubeconfig)).toBe(true);
       expect(processesMentioning(stateDir).length).toBeGreaterThanOrEqual(2);
 
+      // The README's try-it line: CRDs and Model "demo" come from `berth up`, so no warning.
       const applied = await kubectl([
         '--kubeconfig',
         kubeconfig,
         'apply',
         '-f',
-        join(ROOT, 'crds'),
-        '-f',
         join(ROOT, 'manifests', 'samples'),
       ]);
       expect(applied.code, applied.stderr).toBe(0);
+      expect(applied.stderr).toBe('');
+      const phase = async (q: string) =>
+        (await kubectl(['--kubeconfig', kubeconfig, 'get', 'query', q, '-o', 'jsonpath={.status.phase}']))
+          .stdout;
+      await eventually(
+        async () =>
+          (await Promise.all(['hello', 'weather', 'team-hello'].map(phase))).every((p) => p === 'done'),
+        60_000,
+        200,
+      );
       const got = await kubectl(['--kubeconfig', kubeconfig, 'get', 'queries']);
-      expect(got.stdout).toMatch(/hello\s+agent\s+assistant/);
+      expect(got.stdout).toMatch(/hello\s+agent\s+assistant\s+done/);
+      const weather = await kubectl(['--kubeconfig', kubeconfig, 'get', 'query', 'weather', '-o', 'json']);
+      // The demo model called the demo tool the question names, then answered with its result.
+      expect(JSON.stringify(JSON.parse(weather.stdout).status)).toContain('demo result of weather');
+
+      const ready = JSON.parse(
+        up
+          .output()
+          .split('\n')
+          .find((l) => l.includes('"msg":"ready"')) as string,
+      );
+      const api = ready.api;
+      // The dashboard runs too (open mode by default), its proxy reaching this API.
+      expect(up.output()).toMatch(/dashboard:\s+http:\/\/127\.0\.0\.1:\d+\/ {2}\(AUTH_MODE open\)/);
+      expect((await fetch(`${ready.dashboard}/`)).status).toBe(200);
+      expect((await fetch(`${ready.dashboard}/api/v1/namespaces/default/queries`)).status).toBe(200);
+      const openai = new OpenAI({ baseURL: `${api}/compat/v1`, apiKey: 'unused-in-open-mode' });
+      const answer = await openai.chat.completions.create({
+        model: 'model/demo',
+        messages: [{ role: 'user', content: 'Hello there' }],
+      });
+      expect(answer.choices[0]?.message.content).toContain('[demo model] You said: Hello there');
+      expect(answer.usage?.total_tokens).toBeGreaterThan(0);
+      const stream = await openai.chat.completions.create({
+        model: 'agent/assistant',
+        messages: [{ role: 'user', content: 'Stream please' }],
+        stream: true,
+      });
+      let streamed = '';
+      for await (const chunk of stream) streamed += chunk.choices[0]?.delta?.content ?? '';
+      expect(streamed).toContain('[demo model] You said: Stream please');
     } finally {
       up.proc.kill('SIGINT');
     }
@@ -54,6 +98,8 @@ describe('berth up', () => {
         '0',
         '--broker-port',
         '0',
+        '--dashboard-port',
+        '0',
       ],
       {
         ...process.env,
@@ -73,7 +119,7 @@ describe('berth up', () => {
 });
 
 describe('berth CLI', () => {
-  for (const sub of ['up', 'controller', 'api', 'broker', 'migrate']) {
+  for (const sub of ['up', 'controller', 'api', 'broker', 'dashboard', 'migrate']) {
     it(`berth ${sub} --help describes the subcommand`, async () => {
       const p = spawnBerth([sub, '--help']);
       expect(await p.exited).toBe(0);

@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 
 describe('CRDs and samples on the real API server', () => {
-  it('kubectl apply -f crds/ -f manifests/samples/ succeeds and every kind can be listed', async () => {
+  it('kubectl apply -f crds/ -f manifests/samples/ -f manifests/samples/cluster/ succeeds and every kind can be listed', async () => {
     const applied = await kubectl([
       'apply',
       '-n',
@@ -21,12 +21,17 @@ describe('CRDs and samples on the real API server', () => {
       join(root, 'crds'),
       '-f',
       join(root, 'manifests', 'samples'),
+      '-f',
+      join(root, 'manifests', 'samples', 'cluster'),
     ]);
     // kubectl warns about the missing last-applied annotation on SSA-created CRDs; errors would fail.
     expect(applied.stderr).not.toMatch(/error/i);
     expect(applied.code).toBe(0);
-    const samples = readdirSync(join(root, 'manifests', 'samples'));
-    expect(samples.length).toBeGreaterThanOrEqual(ALL_KINDS.length);
+    const yaml = (dir: string) =>
+      readdirSync(join(root, 'manifests', dir)).filter((f) => f.endsWith('.yaml'));
+    expect([...yaml('samples'), ...yaml('samples/cluster')].length).toBeGreaterThanOrEqual(
+      ALL_KINDS.length - 1,
+    );
     for (const def of ALL_KINDS) {
       const got = await kubectl(['get', def.plural, '-n', ns, '-o', 'json']);
       expect(got.code, got.stderr).toBe(0);
@@ -75,6 +80,36 @@ describe('CRDs and samples on the real API server', () => {
       'kind: Query\nmetadata: {name: bad-ttl}\nspec: {input: hi, ttl: forever, target: {type: agent, name: a}}',
       /spec\.ttl.*should match/,
     ],
+    [
+      'a Query whose target name is not a resource name',
+      'kind: Query\nmetadata: {name: bad-target}\nspec: {input: hi, target: {type: agent, name: "My Agent"}}',
+      /target\.name must be a lowercase DNS name/,
+    ],
+    [
+      'a Team listing a member twice',
+      'kind: Team\nmetadata: {name: twice}\nspec: {members: [{type: agent, name: a}, {type: agent, name: a}]}',
+      /spec\.members\[1\]: Duplicate value/,
+    ],
+    [
+      'a Team without members',
+      'kind: Team\nmetadata: {name: empty}\nspec: {members: []}',
+      /spec\.members: Invalid value.*should have at least 1 items/,
+    ],
+    [
+      'a Tool whose url is not absolute',
+      'kind: Tool\nmetadata: {name: relative}\nspec: {http: {url: "/v1/weather"}}',
+      /url must be an absolute http:\/\/ or https:\/\/ URL/,
+    ],
+    [
+      'an http Tool without http',
+      'kind: Tool\nmetadata: {name: no-http}\nspec: {type: http}',
+      /http is required unless type is demo/,
+    ],
+    [
+      'an openai Model without baseUrl',
+      'kind: Model\nmetadata: {name: no-url}\nspec: {model: m}',
+      /baseUrl is required unless type is demo/,
+    ],
   ];
   for (const [what, body, message] of invalid) {
     it(`rejects ${what} with the schema's message`, async () => {
@@ -83,6 +118,17 @@ describe('CRDs and samples on the real API server', () => {
       expect(res.stderr).toMatch(message);
     });
   }
+
+  it('explains every field with kubectl explain', async () => {
+    const target = await kubectl(['explain', 'query.spec.target']);
+    expect(target.stdout).toContain('What answers the query');
+    expect(target.stdout).toContain('Kind of the target: agent, team, model or tool');
+    expect(target.stdout).not.toContain('<no description>');
+    const conditions = await kubectl(['explain', 'query.status.conditions']);
+    expect(conditions.stdout).toContain('one per condition type');
+    const model = await kubectl(['explain', 'model']);
+    expect(model.stdout).toContain('built-in demo model');
+  });
 
   it('accepts plain http for an in-cluster model service', async () => {
     const res = await kubectl(

@@ -1,11 +1,13 @@
 import { generateKeyPairSync } from 'node:crypto';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARED_CACHE } from '../../pkg/api/index.ts';
 import type { AuthMode } from '../../pkg/auth/index.ts';
 import { InformerCache } from '../../pkg/kube/cache.ts';
+import { projectRoot } from '../../pkg/kube/controlplane/index.ts';
 import { captureLogs } from '../auth/support.ts';
 import { type OidcFixture, startOidcProvider } from '../fixtures/oidc/provider.ts';
-import { createNamespace, kubeConfig } from '../support/kube.ts';
+import { createNamespace, kubeConfig, kubectl } from '../support/kube.ts';
 import { basic, client, startService, type TestService } from './support.ts';
 
 const AUD = 'https://berth.test/gw';
@@ -57,7 +59,33 @@ beforeAll(async () => {
   expect(createdB.status, createdB.text).toBe(201);
   keyB = createdB.body;
   secrets.push(keyA.secret_key, keyB.secret_key, OIDC_CLIENT_SECRET);
+  await bindMarketplaceRoles(
+    nsA,
+    JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString()).sub,
+  );
 }, 120_000);
+
+/**
+ * The marketplace acts as the token's own user (impersonation), whom RBAC knows nothing about
+ * until bound: the manifests' editor and viewer Roles are bound to it in namespace A.
+ */
+async function bindMarketplaceRoles(ns: string, user: string) {
+  for (const role of ['editor', 'viewer']) {
+    const file = join(projectRoot(), 'manifests', 'overlays', 'tenant', `marketplace-${role}.yaml`);
+    const made = await kubectl(['apply', '-n', ns, '-f', file]);
+    expect(made.code, made.stderr).toBe(0);
+    const bound = await kubectl([
+      'create',
+      'rolebinding',
+      `mp-${role}`,
+      '-n',
+      ns,
+      `--role=berth-marketplace-${role}`,
+      `--user=${user}`,
+    ]);
+    expect(bound.code, bound.stderr).toBe(0);
+  }
+}
 
 afterAll(async () => {
   for (const stop of stops.reverse()) await stop();

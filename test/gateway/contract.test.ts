@@ -39,6 +39,18 @@ const expected: Array<[string, string]> = [
   ['get', '/v1/resources/api/{version}/{kind}/{resource_name}'],
   ['get', '/v1/resources/apis/{group}/{version}/{kind}'],
   ['get', '/v1/resources/apis/{group}/{version}/{kind}/{resource_name}'],
+  ...['/api/v1', '/v1'].flatMap((prefix): Array<[string, string]> => {
+    const sources = `${prefix}/namespaces/{namespace}/marketplace-sources`;
+    return [
+      ['get', sources],
+      ['post', sources],
+      ['get', `${sources}/permissions`],
+      ['get', `${sources}/{name}`],
+      ['patch', `${sources}/{name}`],
+      ['delete', `${sources}/{name}`],
+      ['get', `${prefix}/namespaces/{namespace}/marketplace-items`],
+    ];
+  }),
   ...['messages', 'conversations', 'memory-status', 'stream', 'traces', 'events', 'sessions'].map(
     (p): [string, string] => ['get', `/v1/broker/${p}`],
   ),

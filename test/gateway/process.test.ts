@@ -66,6 +66,7 @@ describe('berth api as a process', () => {
   it.each([
     [{ BROKER_URL: 'notaurl' }, 'BROKER_URL'],
     [{ NAMESPACE: 'Not_Valid' }, 'NAMESPACE'],
+    [{ MARKETPLACE_ALLOWED_HOSTS: 'catalog.svc' }, 'MARKETPLACE_ALLOWED_HOSTS'],
     [{ AUTH_MODE: 'sso', OIDC_ISSUER_URL: '', OIDC_APPLICATION_ID: '' }, 'OIDC_ISSUER_URL'],
   ])('invalid configuration %o exits non-zero naming %s', async (env, name) => {
     const p = spawnBerth(['api', '--port', '0'], { ...process.env, KUBECONFIG: kubeconfigPath, ...env });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNamespace, kubectl } from '../support/kube.ts';
+import { eventually } from '../support/wait.ts';
 import { type Client, client, startService, type TestService } from './support.ts';
 
 let svc: TestService;
@@ -82,6 +83,14 @@ describe.each(kinds)('$plural', ({ plural, spec, replaced, patch }) => {
 
     const del = await api.del(`${base()}/one`);
     expect(del.status, del.text).toBe(200);
+    if (plural === 'queries') {
+      // Created with the controller's cleanup finalizer (no controller here): a DELETE marks it
+      // terminating; it is gone once the finalizer is released, as the controller does after the purge.
+      expect(created.body.metadata.finalizers).toEqual(['berth.dev/query-cleanup']);
+      expect((await api.get(`${base()}/one`)).body.metadata.deletionTimestamp).toBeTruthy();
+      await api.patch(`${base()}/one`, { metadata: { finalizers: null } });
+      await eventually(async () => (await api.get(`${base()}/one`)).status === 404);
+    } else expect(created.body.metadata.finalizers).toBeUndefined();
     expect((await api.get(`${base()}/one`)).status).toBe(404);
     expect(names((await api.get(base())).body)).toEqual(['two']);
   });

@@ -114,6 +114,12 @@ describe('the image built from the Dockerfile', () => {
     expect((await fetch(`http://127.0.0.1:${apiPort}/health`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${apiPort}/v1/namespaces/${ns}/agents`)).status).toBe(200);
 
+    // The dashboard serves its UI files from dist/ and proxies to the API.
+    const dashboard = start(['dashboard', '--port', '0'], { API_SERVICE_URL: `http://127.0.0.1:${apiPort}` });
+    const ui = `http://127.0.0.1:${JSON.parse(await dashboard.waitForLine(/"msg":"dashboard listening"/, 60_000)).port}`;
+    for (const path of ['/', '/static/js/lib.js', '/static/style.css', `/api/v1/namespaces/${ns}/agents`])
+      expect((await fetch(`${ui}${path}`)).status, path).toBe(200);
+
     const ready = JSON.parse(await controller.waitForLine(/"msg":"ready"/, 120_000));
     expect(await httpsStatus(ready.metricsPort, '/metrics')).toBe(200); // self-signed, in-process
     expect((await fetch(`http://127.0.0.1:${ready.probesPort}/readyz`)).status).toBe(200);
@@ -121,7 +127,7 @@ describe('the image built from the Dockerfile', () => {
     expect(await help.exited).toBe(0);
     expect(help.output()).toContain('Usage: berth migrate');
 
-    for (const p of [broker, api, controller]) {
+    for (const p of [broker, api, controller, dashboard]) {
       p.proc.kill('SIGTERM');
       expect(await p.exited).toBe(0);
       expect(p.output()).not.toMatch(/openssl|EACCES|EROFS|ENOENT/);

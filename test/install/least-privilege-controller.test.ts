@@ -118,6 +118,30 @@ async function tenantRound(ns: string): Promise<void> {
   );
   // Memory status written by the controller (memories/status).
   await wait(ns, 'memory/default', 'jsonpath={.status.phase}=ready');
+  // Evaluator resolution and an Evaluation's outcome (evaluators/status, evaluations/status): one
+  // that names a missing Evaluator ends in error once the grace period is over.
+  const berthObject = (kind: string, name: string, spec: object) => ({
+    apiVersion: 'berth.dev/v1alpha1',
+    kind,
+    metadata: { name, namespace: ns },
+    spec,
+  });
+  await mustKubectl(
+    ['--kubeconfig', asTenant, 'apply', '-f', '-'],
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        berthObject('Evaluator', 'judge', { address: { value: broker.url } }),
+        berthObject('Evaluation', 'unjudged', {
+          evaluator: { name: 'nobody' },
+          config: { input: 'q', output: 'a' },
+        }),
+      ],
+    }),
+  );
+  await wait(ns, 'evaluator/judge', 'jsonpath={.status.phase}=ready');
+  await wait(ns, 'evaluation/unjudged', 'jsonpath={.status.phase}=error');
   await mustKubectl(
     ['--kubeconfig', asTenant, 'apply', '-f', '-'],
     JSON.stringify({
@@ -196,6 +220,8 @@ describe('berth controller with only its manifest RBAC', () => {
       `delete queries.berth.dev -n ${t}`,
       `patch queries.berth.dev --subresource=status -n ${t}`,
       `patch memories.berth.dev --subresource=status -n ${t}`,
+      `patch evaluators.berth.dev --subresource=status -n ${t}`,
+      `patch evaluations.berth.dev --subresource=status -n ${t}`,
       `create configmaps -n ${t}`,
       `patch configmaps -n ${t}`,
       `create events -n ${t}`,
@@ -208,7 +234,7 @@ describe('berth controller with only its manifest RBAC', () => {
         `patch ${r}.berth.dev -n ${t}`,
         `delete ${r}.berth.dev -n ${t}`,
       ]),
-      `patch evaluations.berth.dev --subresource=status -n ${t}`,
+      `patch agents.berth.dev --subresource=status -n ${t}`,
       `create secrets -n ${t}`,
       `delete secrets -n ${t}`,
       `delete configmaps -n ${t}`,

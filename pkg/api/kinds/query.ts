@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { conditionSchema, durationSchema, localObjectRefSchema, nameSchema } from '../common.ts';
+import { conditionsSchema, durationSchema, nameSchema } from '../common.ts';
 import { ageColumn, type KindDef, type Resource } from '../kind-def.ts';
 
 export const TARGET_TYPES = ['agent', 'team', 'model', 'tool'] as const;
@@ -15,7 +15,10 @@ export const chatMessageSchema = z.object({
 });
 export type ChatMessage = z.infer<typeof chatMessageSchema>;
 
-export const targetSchema = z.object({ type: z.enum(TARGET_TYPES), name: nameSchema });
+export const targetSchema = z.object({
+  type: z.enum(TARGET_TYPES).describe('Kind of the target: agent, team, model or tool'),
+  name: nameSchema.describe('Name of the Agent, Team, Model or Tool in the same namespace'),
+});
 export type Target = z.infer<typeof targetSchema>;
 
 /**
@@ -25,38 +28,67 @@ export type Target = z.infer<typeof targetSchema>;
  */
 export const queryInputSchema = z
   .union([z.string(), z.array(chatMessageSchema).min(1)])
+  .describe(
+    'The question: a string, or a message history [{role, content, name?}] whose last message is answered',
+  )
   .meta({ 'x-kubernetes-preserve-unknown-fields': true });
 
 export const querySpecSchema = z.object({
   input: queryInputSchema,
-  target: targetSchema,
-  memory: localObjectRefSchema.optional().describe('Memory for history; defaults to the Memory "default"'),
-  sessionId: z.string().optional(),
-  conversationId: z.string().optional(),
+  target: targetSchema.describe('What answers the query').meta({
+    'x-kubernetes-validations': [
+      {
+        rule: "self.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",
+        message: 'target.name must be a lowercase DNS name (the name of an Agent, Team, Model or Tool)',
+      },
+    ],
+  }),
+  memory: z
+    .object({ name: nameSchema.describe('Memory name in the same namespace') })
+    .optional()
+    .describe('Memory for history; defaults to the Memory "default"'),
+  sessionId: z.string().optional().describe('Session the query belongs to (groups queries in the broker)'),
+  conversationId: z
+    .string()
+    .optional()
+    .describe('Conversation to continue; the memory assigns one when empty (see status.conversationId)'),
   ttl: durationSchema.default('720h').describe('Lifetime after completion; broker data expires with it'),
-  timeout: durationSchema.default('5m'),
-  cancel: z.boolean().default(false),
+  timeout: durationSchema.default('5m').describe('Longest the run may take before it ends in error'),
+  cancel: z.boolean().default(false).describe('Set to true to cancel a pending or running query'),
 });
 
 export const tokenUsageSchema = z.object({
-  promptTokens: z.number().int().min(0),
-  completionTokens: z.number().int().min(0),
-  totalTokens: z.number().int().min(0),
+  promptTokens: z.number().int().min(0).describe('Tokens sent to models, summed over every model call'),
+  completionTokens: z.number().int().min(0).describe('Tokens models produced, summed over every model call'),
+  totalTokens: z.number().int().min(0).describe('promptTokens + completionTokens'),
 });
 export type TokenUsage = z.infer<typeof tokenUsageSchema>;
 
 export const queryStatusSchema = z.object({
-  phase: z.enum(QUERY_PHASES).optional(),
-  message: z.string().optional(),
-  response: z.object({ target: targetSchema.optional(), content: z.string() }).optional(),
-  tokenUsage: tokenUsageSchema.optional(),
-  conversationId: z.string().optional(),
-  a2a: z.object({ contextId: z.string().optional() }).optional(),
-  conditions: z.array(conditionSchema).optional(),
-  startTime: z.string().optional(),
-  completionTime: z.string().optional(),
-  duration: z.string().optional(),
-  observedGeneration: z.number().int().optional(),
+  phase: z.enum(QUERY_PHASES).optional().describe('pending → running → done | error | canceled'),
+  message: z.string().optional().describe('Why the query ended in error or was canceled'),
+  response: z
+    .object({
+      target: targetSchema.optional().describe('The target that answered'),
+      content: z.string().describe('The answer'),
+    })
+    .optional()
+    .describe('The answer of a done query'),
+  tokenUsage: tokenUsageSchema.optional().describe('Tokens the run used'),
+  conversationId: z.string().optional().describe('Conversation the run read and wrote in the memory'),
+  a2a: z
+    .object({ contextId: z.string().optional().describe('A2A context id of the run') })
+    .optional()
+    .describe('Agent-to-agent protocol details'),
+  conditions: conditionsSchema.optional(),
+  startTime: z.string().optional().describe('When the run started (RFC 3339)').meta({ format: 'date-time' }),
+  completionTime: z
+    .string()
+    .optional()
+    .describe('When the run ended (RFC 3339)')
+    .meta({ format: 'date-time' }),
+  duration: z.string().optional().describe('How long the run took, e.g. 1.2s'),
+  observedGeneration: z.number().int().optional().describe('metadata.generation the status was written for'),
 });
 
 export type QuerySpec = z.infer<typeof querySpecSchema>;
@@ -65,6 +97,8 @@ export type Query = Resource<QuerySpec, QueryStatus>;
 
 export const queryKind: KindDef = {
   kind: 'Query',
+  description:
+    'One question to an agent, team, model or tool; the controller runs it once and records the answer in status.',
   plural: 'queries',
   singular: 'query',
   shortNames: ['qry'],

@@ -2,20 +2,54 @@ import { z } from 'zod';
 import { commonStatusSchema, durationSchema, headerSchema } from '../common.ts';
 import { ageColumn, type KindDef, type Resource } from '../kind-def.ts';
 
-export const toolSpecSchema = z.object({
-  description: z.string().optional(),
-  inputSchema: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe('JSON Schema of the arguments, offered to models for function calling')
-    .meta({ 'x-kubernetes-preserve-unknown-fields': true }),
-  http: z.object({
-    url: z.string().min(1).describe('URL called with the input'),
-    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
-    headers: z.array(headerSchema).optional(),
-    timeout: durationSchema.optional().describe('Call timeout (default 30s)'),
-  }),
-});
+export const TOOL_URL_RULE = "self.matches('^https?://[^/?#]+')";
+
+export const toolSpecSchema = z
+  .object({
+    type: z
+      .enum(['http', 'demo'])
+      .default('http')
+      .describe(
+        'http: the tool is an HTTP endpoint (spec.http); demo: a built-in tool answered inside the engine that echoes its arguments, for first runs without network',
+      ),
+    description: z.string().optional().describe('What the tool does; offered to models for function calling'),
+    inputSchema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('JSON Schema of the arguments, offered to models for function calling')
+      .meta({ 'x-kubernetes-preserve-unknown-fields': true }),
+    http: z
+      .object({
+        url: z
+          .string()
+          .min(1)
+          .describe('Absolute http:// or https:// URL called with the input')
+          .meta({
+            'x-kubernetes-validations': [
+              { rule: TOOL_URL_RULE, message: 'url must be an absolute http:// or https:// URL' },
+            ],
+          }),
+        method: z
+          .enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+          .default('POST')
+          .describe(
+            'HTTP method; GET and DELETE send the arguments as query parameters, the others as a JSON body',
+          ),
+        headers: z.array(headerSchema).optional().describe('Extra headers sent with every call'),
+        timeout: durationSchema.optional().describe('Call timeout (default 30s)'),
+      })
+      .optional()
+      .describe('The HTTP endpoint of an http tool (required unless type is demo)'),
+  })
+  .refine((s) => s.type === 'demo' || !!s.http, {
+    message: 'http is required unless type is demo',
+    path: ['http'],
+  })
+  .meta({
+    'x-kubernetes-validations': [
+      { rule: "self.type == 'demo' || has(self.http)", message: 'http is required unless type is demo' },
+    ],
+  });
 export const toolStatusSchema = commonStatusSchema;
 
 export type ToolSpec = z.infer<typeof toolSpecSchema>;
@@ -23,12 +57,15 @@ export type Tool = Resource<ToolSpec, z.infer<typeof toolStatusSchema>>;
 
 export const toolKind: KindDef = {
   kind: 'Tool',
+  description:
+    'A function agents may call (an HTTP endpoint, or the built-in demo tool). Target of a Query as tool/<name>.',
   plural: 'tools',
   singular: 'tool',
   shortNames: ['tl'],
   spec: toolSpecSchema,
   status: toolStatusSchema,
   printerColumns: [
+    { name: 'Type', type: 'string', jsonPath: '.spec.type' },
     { name: 'Method', type: 'string', jsonPath: '.spec.http.method' },
     { name: 'URL', type: 'string', jsonPath: '.spec.http.url' },
     ageColumn,

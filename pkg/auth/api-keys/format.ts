@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { API_KEY_SECRET_TYPE } from '../../api/group.ts';
+import type { Identity } from '../../kube/client/types.ts';
+import { acceptableIdentity } from '../identity.ts';
 
 export const PUBLIC_KEY_PREFIX = 'pk-svc-';
 export const SECRET_KEY_PREFIX = 'sk-svc-';
@@ -55,6 +57,33 @@ export interface ApiKeyRecord {
   isActive: boolean;
   lastUsedAt: string | null;
   namespace: string;
+  /** The Kubernetes user (and groups) of whoever created the key: what the key acts as. */
+  actsAs?: Identity;
+}
+
+/** Annotations recording the creator's Kubernetes identity (metadata: not secret, shown to kubectl). */
+export const CREATED_BY = 'berth.dev/created-by';
+export const CREATED_BY_GROUPS = 'berth.dev/created-by-groups';
+
+function creatorAnnotations(by: Identity | undefined): Record<string, string> | undefined {
+  if (!by) return undefined;
+  return {
+    [CREATED_BY]: by.user,
+    ...(by.groups?.length ? { [CREATED_BY_GROUPS]: JSON.stringify(by.groups) } : {}),
+  };
+}
+
+function creatorOf(annotations: Record<string, string> | undefined): Identity | undefined {
+  const user = annotations?.[CREATED_BY];
+  if (!user) return undefined;
+  let groups: string[] = [];
+  try {
+    const parsed: unknown = JSON.parse(annotations?.[CREATED_BY_GROUPS] ?? '[]');
+    if (Array.isArray(parsed)) groups = parsed.filter((g): g is string => typeof g === 'string');
+  } catch {
+    // A hand-edited, unparseable list grants no group: fail closed.
+  }
+  return acceptableIdentity({ user, groups });
 }
 
 /** Data keys of an API key Secret. */
@@ -78,8 +107,9 @@ export function newApiKeySecret(opts: {
   secretHash: string;
   createdAt: string;
   expiresAt: string | null;
-  createdBy?: string;
+  createdBy?: Identity;
 }): V1Secret {
+  const annotations = creatorAnnotations(opts.createdBy);
   return {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -88,7 +118,7 @@ export function newApiKeySecret(opts: {
       name: opts.publicKey,
       namespace: opts.namespace,
       labels: { 'app.kubernetes.io/managed-by': 'berth' },
-      ...(opts.createdBy ? { annotations: { 'berth.dev/created-by': opts.createdBy } } : {}),
+      ...(annotations ? { annotations } : {}),
     },
     // The bcrypt hash only: the secret key itself never reaches the API server.
     stringData: {
@@ -142,6 +172,7 @@ function decode(secret: V1Secret): ApiKeyRecord | null {
     isActive: get(DATA.isActive) === 'true',
     lastUsedAt: get(DATA.lastUsedAt) || null,
     namespace: secret.metadata?.namespace ?? '',
+    actsAs: creatorOf(secret.metadata?.annotations),
   };
 }
 

@@ -114,7 +114,8 @@ export function apiKeyRoutes(service: ApiKeyService, opts: { logger?: Logger } =
     const key = await service.create({
       name: body.name,
       expiresAt: body.expires_at ?? null,
-      createdBy: principal && principal.kind !== 'anonymous' ? principal.name : undefined,
+      // A key acts as its creator: a JWT's user, or what the creating key itself acts as.
+      createdBy: principal && principal.kind !== 'anonymous' ? principal.actsAs : undefined,
     });
     // The only response that ever carries a secret key: keep it out of every cache.
     c.header('Cache-Control', 'no-store');

@@ -56,7 +56,10 @@ const decoded = (s: V1Secret | undefined, key: string) =>
 describe('ApiKeyService writes through the client', () => {
   it('create stores one API key Secret with only the bcrypt hash, usable at once', async () => {
     const { client, svc, secrets } = cluster();
-    const key = await svc.create({ name: 'ci', createdBy: 'alice' });
+    const key = await svc.create({
+      name: 'ci',
+      createdBy: { user: 'alice', groups: ['team-a', 'system:masters'] },
+    });
     expect(client.actions).toEqual([{ verb: 'create', ref: SECRETS, namespace: NS, name: key.public_key }]);
     expect(svc.stats.kubeRequests).toBe(1);
     const stored = secrets.get(key.public_key);
@@ -64,7 +67,11 @@ describe('ApiKeyService writes through the client', () => {
     expect(JSON.stringify(stored)).not.toContain(key.secret_key);
     expect(bcrypt.compareSync(key.secret_key, decoded(stored, 'secret_hash'))).toBe(true);
     expect(key.id).toBe(stored?.metadata?.uid);
-    expect((await svc.verify(key.public_key, key.secret_key)).ok).toBe(true);
+    const verified = await svc.verify(key.public_key, key.secret_key);
+    expect(verified.ok).toBe(true);
+    // The key acts as its creator; a reserved system: group never survives the round trip.
+    expect(verified.ok && verified.record.actsAs).toEqual({ user: 'alice', groups: ['team-a'] });
+    expect(stored?.metadata?.annotations?.['berth.dev/created-by']).toBe('alice');
     expect(svc.stats.kubeRequests).toBe(1);
   });
 

@@ -1,7 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import bcrypt from 'bcryptjs';
 import { API_KEY_SECRET_TYPE } from '../../api/group.ts';
-import type { Client } from '../../kube/client/types.ts';
+import type { Client, Identity } from '../../kube/client/types.ts';
 import { CoreKinds } from '../../kube/kinds.ts';
 import type { Logger } from '../../log/index.ts';
 import { ApiKeyError } from '../errors.ts';
@@ -148,7 +148,8 @@ export class ApiKeyService implements ApiKeyVerifier {
   async create(input: {
     name: string;
     expiresAt?: string | null;
-    createdBy?: string;
+    /** The creator's Kubernetes identity, recorded on the key: what the key acts as. */
+    createdBy?: Identity;
   }): Promise<CreatedApiKey> {
     const { publicKey, secretKey } = generateKeyPair();
     const createdAt = new Date(this.now()).toISOString();

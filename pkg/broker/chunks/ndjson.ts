@@ -1,3 +1,5 @@
+import { parseJson } from '../../http/index.ts';
+
 /** A body line that is not a JSON object. */
 export class ChunkParseError extends Error {
   override name = 'ChunkParseError';
@@ -11,7 +13,7 @@ export class ChunkParseError extends Error {
 function parseObject(text: string, line: number): Record<string, unknown> {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = parseJson(text);
   } catch (err) {
     throw new ChunkParseError(line, `invalid JSON (${(err as Error).message})`);
   }
@@ -60,7 +62,7 @@ export async function readNdjson(
 export function parseJsonChunks(text: string): Record<string, unknown>[] {
   let v: unknown;
   try {
-    v = JSON.parse(text);
+    v = parseJson(text);
   } catch (err) {
     throw new ChunkParseError(1, `invalid JSON (${(err as Error).message})`);
   }

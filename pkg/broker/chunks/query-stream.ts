@@ -36,6 +36,8 @@ export function serveQueryStream(
   opts: QueryStreamOptions,
 ): Response {
   const sink = openSse(c, deps.maxBufferedBytes, deps.hub.scheduler);
+  // Ended by a shutdown, it still ends like every query stream: an error frame, then [DONE].
+  sink.shutdownTail = [DONE_FRAME];
   const finish = (last: Buffer[]) => sink.close('done', last);
   let timer: NodeJS.Timeout | undefined;
   const arm = (ms: number, onFire: () => void) => {

@@ -7,6 +7,15 @@ export interface Entry {
   bytes: number;
 }
 
+/** What an in-memory store holds and has evicted to stay within its caps (for metrics). */
+export interface StoreStats {
+  items: number;
+  /** Estimated heap bytes of the items, when the store accounts for them. */
+  bytes?: number;
+  /** Items dropped to respect the caps since start. */
+  evicted: number;
+}
+
 export interface Caps {
   maxItems: number;
   maxBytes: number;

@@ -1,4 +1,4 @@
-import { type Caps, entryBytes } from './capped-log.ts';
+import { type Caps, entryBytes, type StoreStats } from './capped-log.ts';
 import { IndexedLog, type IndexedLogOptions, type TimedEntry } from './indexed-log.ts';
 import type { Journal } from './journal.ts';
 
@@ -37,6 +37,10 @@ export abstract class LogStore<E extends TimedEntry, K extends string> {
 
   head(): number {
     return this.log.seq;
+  }
+
+  stats(): StoreStats {
+    return { items: this.log.log.length, bytes: this.log.log.bytes, evicted: this.log.log.evicted };
   }
 
   onAppend(listener: (e: E) => void): void {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { type Caps, entryBytes } from '../core/capped-log.ts';
+import { type Caps, entryBytes, type StoreStats } from '../core/capped-log.ts';
 import { IndexedLog } from '../core/indexed-log.ts';
 import type { Journal } from '../core/journal.ts';
 import { type Page, pageAfter, type SeqDeque, sliceAt } from '../core/seq-deque.ts';
@@ -73,6 +73,11 @@ export class MemoryMessageStore implements MessageStore {
 
   head(): number {
     return this.#log.seq;
+  }
+
+  stats(): StoreStats {
+    const { log } = this.#log;
+    return { items: log.length, bytes: log.bytes, evicted: log.evicted };
   }
 
   /** Entries in sequence order (sessions are rebuilt from them after a restart). */

@@ -1,13 +1,8 @@
 import type pg from 'pg';
 import type { z } from 'zod';
 import { guarded, inTransaction } from '../pg/index.ts';
-import {
-  BUMP_CONVERSATIONS,
-  ENSURE_CONVERSATION,
-  INSERT_MESSAGES,
-  type MessageRow,
-  toStored,
-} from './pg-sql.ts';
+import { ENSURE_CONVERSATIONS, INSERT_MESSAGES } from './pg-batch-sql.ts';
+import { type MessageRow, toStored } from './pg-sql.ts';
 import type { messagesBody, StoredMessage } from './types.ts';
 
 type Input = z.output<typeof messagesBody>;
@@ -16,7 +11,12 @@ type Rollup = (client: pg.PoolClient, rows: StoredMessage[], at: string) => Prom
 /** What one POST stored: its rows, and its conversation when this POST created it. */
 export interface Appended {
   rows: StoredMessage[];
-  conv?: { seq: number; created_at: Date } | undefined;
+  conv?: Conv | undefined;
+}
+
+interface Conv {
+  seq: number;
+  created_at: Date;
 }
 
 interface Pending {
@@ -27,14 +27,17 @@ interface Pending {
 }
 
 /** Appends per transaction at most; beyond it the next transaction takes the rest. */
-const MAX_BATCH = 64;
+const MAX_BATCH = 256;
 
 /**
  * Group commit for POST /messages: the appends that arrive while a transaction runs are written
  * together in the next one. Every append of a query updates the same session row (the roll-up) and
  * every commit waits for a WAL flush, so one transaction per POST serialized concurrent writers on
- * that row at one flush each; one transaction per batch pays the row lock and the flush once. A
- * batch that fails is retried one append at a time, so one bad append fails alone.
+ * that row at one flush each; one transaction per batch pays the row lock and the flush once, and
+ * two statements write the whole batch (pg-batch-sql.ts). One transaction at a time: with two or
+ * more in flight the later ones only wait on the session row the first holds until its commit
+ * (measured slower: 2,300 → 1,800 req/s). A batch that fails is retried one append at a time, so
+ * one bad append fails alone.
  */
 export class AppendBatcher {
   readonly #pool: pg.Pool;
@@ -79,9 +82,9 @@ export class AppendBatcher {
   #write(batch: Pending[]): Promise<{ results: Appended[]; after: (() => void) | undefined }> {
     return guarded('postgres', () =>
       inTransaction(this.#pool, async (client) => {
-        const results: Appended[] = [];
-        for (const p of batch) results.push(await this.#one(client, p));
-        const rows = results.flatMap((r) => r.rows);
+        const created = await this.#ensure(client, batch);
+        const rows = await this.#insert(client, batch);
+        const results = this.#split(batch, rows, created);
         const at = (batch.at(-1) as Pending).at;
         const after = rows.length ? await this.#rollup?.(client, rows, at) : undefined;
         return { results, after };
@@ -89,30 +92,51 @@ export class AppendBatcher {
     );
   }
 
-  async #one(client: pg.PoolClient, { input, at }: Pending): Promise<Appended> {
-    const ensured = await client.query(ENSURE_CONVERSATION, [input.conversation_id, at]);
-    const conv = ensured.rows[0] as Appended['conv'];
-    if (!input.messages.length) {
-      if (conv) await client.query(BUMP_CONVERSATIONS, [conv.seq]);
-      return { rows: [], conv };
-    }
-    const bodies = input.messages.map((message) =>
-      JSON.stringify({
-        timestamp: at,
-        conversation_id: input.conversation_id,
-        query_id: input.query_id,
-        message,
-      }).slice(1),
-    );
-    const r = await client.query<MessageRow>(INSERT_MESSAGES, [
-      input.conversation_id,
-      input.query_id,
-      at,
-      input.ttl_seconds ?? this.#ttl,
-      bodies,
-      conv ? 1 : 0,
-      conv?.seq ?? 0,
+  /** The conversations of the batch this transaction created, by id. */
+  async #ensure(client: pg.PoolClient, batch: Pending[]): Promise<Map<string, Conv>> {
+    const first = new Map<string, string>();
+    for (const p of batch) if (!first.has(p.input.conversation_id)) first.set(p.input.conversation_id, p.at);
+    const r = await client.query<Conv & { id: string }>(ENSURE_CONVERSATIONS, [
+      [...first.keys()],
+      [...first.values()],
     ]);
-    return { rows: r.rows.map(toStored), conv };
+    return new Map(r.rows.map((c) => [c.id, { seq: c.seq, created_at: c.created_at }]));
+  }
+
+  async #insert(client: pg.PoolClient, batch: Pending[]): Promise<StoredMessage[]> {
+    const cols: [string[], string[], string[], number[], string[]] = [[], [], [], [], []];
+    for (const { input, at } of batch) {
+      const ttl = input.ttl_seconds ?? this.#ttl;
+      for (const message of input.messages) {
+        cols[0].push(input.conversation_id);
+        cols[1].push(input.query_id);
+        cols[2].push(at);
+        cols[3].push(ttl);
+        // The stored record is `{"sequence":N,` + this, so the body is serialized once, here.
+        cols[4].push(
+          JSON.stringify({
+            timestamp: at,
+            conversation_id: input.conversation_id,
+            query_id: input.query_id,
+            message,
+          }).slice(1),
+        );
+      }
+    }
+    if (!cols[4].length) return [];
+    return (await client.query<MessageRow>(INSERT_MESSAGES, cols)).rows.map(toStored);
+  }
+
+  /** Each append's rows (sequence order is input order) and, for the first append naming it, its new conversation. */
+  #split(batch: Pending[], rows: StoredMessage[], created: Map<string, Conv>): Appended[] {
+    let from = 0;
+    return batch.map(({ input }) => {
+      const conv = created.get(input.conversation_id);
+      created.delete(input.conversation_id);
+      const to = from + input.messages.length;
+      const mine = rows.slice(from, to);
+      from = to;
+      return { rows: mine, conv };
+    });
   }
 }

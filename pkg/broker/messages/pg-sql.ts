@@ -14,7 +14,7 @@ import type { ConversationInfo, MessageFilter, StoredMessage } from './types.ts'
  * then messages, then counts, then counters.
  */
 
-const WRITER_SHARD = '(pg_backend_pid() % 16)::smallint';
+export const WRITER_SHARD = '(pg_backend_pid() % 16)::smallint';
 const DELETER_SHARD = '(16 + pg_backend_pid() % 16)::smallint';
 
 export interface MessageRow {
@@ -36,7 +36,7 @@ export function toStored(r: MessageRow): StoredMessage {
   };
 }
 
-const COLUMNS = `seq, json, conversation_id, query_id, (extract(epoch FROM expires_at) * 1000)::float8 AS exp`;
+export const COLUMNS = `seq, json, conversation_id, query_id, (extract(epoch FROM expires_at) * 1000)::float8 AS exp`;
 
 /** WHERE of a message filter; parameters start at `$from`. Expired rows are never visible. */
 export function where(f: MessageFilter, from: number): { sql: string; params: string[] } {
@@ -77,56 +77,6 @@ export function pageSql(f: MessageFilter, mode: 'cursor' | 'offset'): { sql: str
 
 export const FEED_READ = `SELECT ${COLUMNS} FROM berth_messages WHERE seq > $1 AND expires_at > now() ORDER BY seq LIMIT $2`;
 export const FEED_START = `SELECT coalesce(max(seq), 0)::float8 AS seq FROM berth_messages`;
-
-/**
- * Creates the conversation when missing (drawing its sequence only then; a concurrent creation of
- * the same id waits in ON CONFLICT and inserts nothing) and moves `last_activity` when it is more
- * than a second old. Returns a row only when this call created the conversation.
- */
-export const ENSURE_CONVERSATION = `
-  WITH touch AS (
-    UPDATE berth_conversations SET last_activity = $2
-    WHERE id = $1 AND last_activity < $2::timestamptz - interval '1 second'),
-  ins AS (
-    INSERT INTO berth_conversations (id, seq, created_at, last_activity)
-    SELECT $1, nextval('berth_conversations_seq'), $2, $2
-    WHERE NOT EXISTS (SELECT 1 FROM berth_conversations WHERE id = $1)
-    ON CONFLICT (id) DO NOTHING
-    RETURNING seq, created_at)
-  SELECT seq::float8 AS seq, created_at FROM ins`;
-
-/**
- * Inserts the messages with sequences drawn in this statement (sorted, so input order is sequence
- * order) and counts them; other replicas learn of them from an announcement after the commit. `$5`
- * are the records without their leading `{`: the stored JSON is `{"sequence":N,` + that, built once
- * here. `$6` = 1 when the conversation was just created, `$7` its sequence (announced on the
- * conversations channel).
- */
-export const INSERT_MESSAGES = `
-  WITH s AS (SELECT nextval('berth_messages_seq') AS seq FROM generate_series(1, cardinality($5::text[]))),
-  o AS (SELECT seq, row_number() OVER (ORDER BY seq) AS ord FROM s),
-  ins AS (
-    INSERT INTO berth_messages (seq, conversation_id, query_id, created_at, expires_at, json)
-    SELECT o.seq, $1, $2, $3, now() + make_interval(secs => $4), '{"sequence":' || o.seq || ',' || r.body
-    FROM o JOIN unnest($5::text[]) WITH ORDINALITY AS r(body, ord) USING (ord)
-    RETURNING ${COLUMNS}),
-  mc AS (
-    INSERT INTO berth_message_counts AS m (conversation_id, query_id, shard, n)
-    VALUES ($1, $2, ${WRITER_SHARD}, cardinality($5::text[]))
-    ON CONFLICT (conversation_id, query_id, shard) DO UPDATE SET n = m.n + EXCLUDED.n),
-  t AS (
-    INSERT INTO berth_counters AS k (key, shard, n)
-    SELECT 'messages', ${WRITER_SHARD}, cardinality($5::text[])
-    UNION ALL SELECT 'conversations', ${WRITER_SHARD}, 1 WHERE $6::int > 0
-    ON CONFLICT (key, shard) DO UPDATE SET n = k.n + EXCLUDED.n)
-  SELECT ins.*, CASE WHEN $7::bigint > 0 THEN pg_notify('berth_conversations', $7::text) END AS _c
-  FROM ins ORDER BY ins.seq`;
-
-/** A conversation created by a POST without messages: count and announce it. */
-export const BUMP_CONVERSATIONS = `
-  WITH t AS (INSERT INTO berth_counters AS k (key, shard, n) VALUES ('conversations', ${WRITER_SHARD}, 1)
-             ON CONFLICT (key, shard) DO UPDATE SET n = k.n + 1)
-  SELECT pg_notify('berth_conversations', $1::text)`;
 
 /**
  * Deletes messages chosen by `victims` (a WHERE on berth_messages) and takes them out of the counts

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { StoreStats } from '../core/capped-log.ts';
 import type { Journal } from '../core/journal.ts';
 import { seqLine } from '../core/persist.ts';
 import { SeqDeque } from '../core/seq-deque.ts';
@@ -41,6 +42,7 @@ export class MemorySessionStore implements SessionStore {
   readonly #opts: MemorySessionStoreOptions;
   readonly #now: () => number;
   #seq = 0;
+  #evicted = 0;
 
   constructor(opts: MemorySessionStoreOptions) {
     this.#opts = opts;
@@ -55,6 +57,10 @@ export class MemorySessionStore implements SessionStore {
         this.#session(v.id, String(v.at), v.name as string);
       else if (v.$op === 'purge') this.#clear();
     });
+  }
+
+  stats(): StoreStats {
+    return { items: this.#sessions.size, evicted: this.#evicted };
   }
 
   head(): number {
@@ -195,7 +201,7 @@ export class MemorySessionStore implements SessionStore {
     while (this.#sessions.size > this.#opts.maxSessions) {
       const m = this.#order.shift();
       if (!m) break;
-      if (m.seq === m.session.seq) this.#sessions.delete(m.session.id);
+      if (m.seq === m.session.seq && this.#sessions.delete(m.session.id)) this.#evicted++;
     }
   }
 

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import type { Context } from 'hono';
-import { mediaTypeOf, sendError } from '../../http/index.ts';
+import { mediaTypeOf, parseJson, sendError } from '../../http/index.ts';
 import type { BrokerDeps } from '../deps.ts';
 import { flattenRequest } from './otlp.ts';
 import { decodeTraceRequest, encodeTraceResponse } from './otlp-proto.ts';
@@ -49,9 +49,7 @@ export async function ingestTraces(c: Context, deps: BrokerDeps): Promise<Respon
 
   let flat: ReturnType<typeof flattenRequest>;
   try {
-    const req = proto
-      ? decodeTraceRequest(body)
-      : (JSON.parse(Buffer.from(body).toString('utf8')) as unknown);
+    const req = proto ? decodeTraceRequest(body) : parseJson(Buffer.from(body).toString('utf8'));
     flat = flattenRequest(req);
   } catch (err) {
     return sendError(

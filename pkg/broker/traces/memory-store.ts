@@ -1,5 +1,5 @@
 import { LogStore, type LogStoreOptions, timedEntry } from '../core/log-store.ts';
-import type { SpanRecord } from './otlp.ts';
+import { type SpanRecord, spanJson } from './otlp.ts';
 import type { StoredSpan, TraceItem, TraceStore } from './types.ts';
 
 export type MemoryTraceStoreOptions = LogStoreOptions;
@@ -21,8 +21,12 @@ export class MemoryTraceStore extends LogStore<StoredSpan, 'trace' | 'session'> 
   async ingest(spans: SpanRecord[]): Promise<StoredSpan[]> {
     const expiresAt = this.log.now() + this.ttlMs;
     const out = spans.map((s) => {
-      const record = { sequence: this.log.nextSeq(), ...s };
-      const e = entryOf(record, JSON.stringify(record), expiresAt);
+      const sequence = this.log.nextSeq();
+      const e = entryOf(
+        { sequence, traceId: s.traceId, sessionId: s.sessionId },
+        spanJson(sequence, s),
+        expiresAt,
+      );
       this.log.append(e);
       return e;
     });

@@ -10,8 +10,17 @@ import type { Request } from '../../kube/controller.ts';
 import { EventRecorder } from '../../kube/events.ts';
 import { createLogger } from '../../log/index.ts';
 import { ORPHANED_MESSAGE, QueryReconciler } from './reconciler.ts';
+import { RUNNING_STATUS_DELAY_MS } from './running-status.ts';
 
 const REQ: Request = { namespace: 'ns', name: 'q' };
+
+async function eventually(fn: () => Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await fn())) {
+    if (Date.now() > end) throw new Error(`condition not met within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 const ctx = () => ({ signal: new AbortController().signal, logger: createLogger({ level: 'silent' }) });
 
 /** Runs each query as told by `outcome`; records what it was given. */
@@ -69,41 +78,89 @@ function staleReads(client: FakeClient, snapshot: Query): Client {
 }
 
 describe('QueryReconciler dispatch', () => {
-  it('pending → finalizer, a conditional running write, the engine run; its end → done status', async () => {
+  it('a quick run: finalizer, the engine run, then one final status write — no running write', async () => {
     const engine = new StubEngine();
     const { client, r, ended, runEnded, get } = setup(engine);
     client.seed(Kinds.Query, query());
     const ending = runEnded();
     expect(await r.reconcile(REQ, ctx())).toBeUndefined();
     expect(engine.calls).toHaveLength(1);
-    expect(engine.calls[0]?.phase).toBe('running'); // the engine gets the Query as written
-    const running = await get();
-    expect(running.metadata.finalizers).toEqual([QUERY_FINALIZER]);
-    expect(running.status?.phase).toBe('running');
+    expect(engine.calls[0]?.phase).toBeUndefined(); // pending: nothing written before the run
     await ending;
     expect(ended).toEqual([REQ]);
     const next = await r.reconcile(REQ, ctx());
     expect(next?.requeueAfterMs).toBeGreaterThan(0); // the TTL check
     const done = await get();
+    expect(done.metadata.finalizers).toEqual([QUERY_FINALIZER]);
     expect(done.status).toMatchObject({ phase: 'done', response: { content: 'the answer' } });
+    expect(Date.parse(done.status?.startTime ?? '')).toBeLessThanOrEqual(
+      Date.parse(done.status?.completionTime ?? ''),
+    );
     expect(client.actions.map((a) => `${a.verb}:${a.subresource ?? ''}`)).toEqual([
-      'patch:', // finalizer
-      'patch:status', // running
+      'patch:', // finalizer (a Query created through the API service has it already)
       'patch:status', // done
     ]);
   });
 
-  it('a running write against a stale read conflicts: requeued, never dispatched twice', async () => {
+  it('created with the finalizer (API service): one write from pending to done', async () => {
+    const { client, r, runEnded } = setup();
+    client.seed(Kinds.Query, query({ finalizer: true }));
+    const ending = runEnded();
+    await r.reconcile(REQ, ctx());
+    await ending;
+    await r.reconcile(REQ, ctx());
+    expect(client.actions.map((a) => `${a.verb}:${a.subresource ?? ''}`)).toEqual(['patch:status']);
+  });
+
+  it(`a run outlasting ${RUNNING_STATUS_DELAY_MS} ms is marked running (with its conversation id), then done`, async () => {
+    const engine = new StubEngine();
+    let finish: (o: QueryOutcome) => void = () => {};
+    engine.outcome = async (c) => {
+      c.onConversation?.('conv-1');
+      return new Promise((resolve) => (finish = resolve));
+    };
+    const { client, r, runEnded, get } = setup(engine);
+    client.seed(Kinds.Query, query({ finalizer: true }));
+    await r.reconcile(REQ, ctx());
+    await eventually(async () => (await get()).status?.phase === 'running');
+    expect((await get()).status).toMatchObject({ phase: 'running', conversationId: 'conv-1' });
+    const ending = runEnded();
+    finish({
+      phase: 'done',
+      content: 'late',
+      tokenUsage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+    });
+    await ending;
+    await r.reconcile(REQ, ctx());
+    expect((await get()).status).toMatchObject({ phase: 'done', conversationId: 'conv-1' });
+    expect(client.actions.map((a) => `${a.verb}:${a.subresource ?? ''}`)).toEqual([
+      'patch:status', // running + conversation id, once
+      'patch:status', // done
+    ]);
+  });
+
+  it('a stale read after the final write never dispatches the query twice', async () => {
     const engine = new StubEngine();
     const fake = new FakeClient();
     fake.seed(Kinds.Query, query({ finalizer: true }));
-    const seen = await fake.get(Kinds.Query, REQ);
-    // Another leader dispatched it meanwhile: the object moved on, our read did not.
-    await fake.status().patch(Kinds.Query, REQ, { type: 'merge', patch: { status: { phase: 'running' } } });
-    const { r } = setup(engine, staleReads(fake, seen) as FakeClient);
-    expect(await r.reconcile(REQ, ctx())).toEqual({ requeue: true });
-    expect(engine.calls).toHaveLength(0);
-    expect(r.runs.size).toBe(0);
+    const pending = await fake.get(Kinds.Query, REQ);
+    let frozen = false;
+    const reads = new Proxy(fake, {
+      get(target, p) {
+        if (p === 'get' && frozen) return async () => structuredClone(pending);
+        const v = Reflect.get(target, p, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const { r, runEnded } = setup(engine, reads);
+    const ending = runEnded();
+    await r.reconcile(REQ, ctx());
+    await ending;
+    await r.reconcile(REQ, ctx()); // final status written
+    frozen = true; // the informer has not caught up: it still shows the query pending
+    expect(await r.reconcile(REQ, ctx())).toBeUndefined();
+    expect(engine.calls).toHaveLength(1);
+    expect((await fake.get(Kinds.Query, REQ)).status?.phase).toBe('done');
   });
 
   it('without an engine a pending query only gets its finalizer', async () => {

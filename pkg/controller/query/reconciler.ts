@@ -18,12 +18,12 @@ import type { EventRecorder } from '../../kube/events.ts';
 import type { Runnable } from '../../kube/manager.ts';
 import { type Logger, truncateForLog } from '../../log/index.ts';
 import { QueryFinalizer } from './finalize.ts';
+import { RunningStatus } from './running-status.ts';
 import { type Run, Runs } from './runs.ts';
-import { endedWithoutRun, finishedStatus, runningStatus } from './status.ts';
+import { endedWithoutRun, finishedStatus } from './status.ts';
 import { completedAt, ttlRequeue } from './ttl.ts';
 
 export const ORPHANED_MESSAGE = 'controller restarted while the query was running';
-const CONVERSATION_PATCH_DELAY_MS = 250;
 
 export interface QueryReconcilerOptions {
   /** Finalizer is released this long after deletion even if the purge failed. Default 5 min. */
@@ -125,12 +125,22 @@ export class QueryReconciler implements Reconciler, Runnable {
     if (cached.metadata.deletionTimestamp) return this.finalizer.finalize(cached, ctx);
     const q = await addFinalizer(this.d.client, Kinds.Query, cached, QUERY_FINALIZER, signal);
     const phase = q.status?.phase ?? 'pending';
-    if (phase === 'pending') return this.dispatch(q, req, ctx);
-    if (phase === 'running') return this.running(q, ctx);
     if (TERMINAL_PHASES.includes(phase)) return this.expire(q, ctx);
+    const run = this.runs.get(q.metadata.uid);
+    if (run) return this.tend(q, run, ctx);
+    // Our final write may simply not have reached the cache yet; its watch event reconciles again.
+    if (this.runs.recentlyFinished(q.metadata.uid)) return undefined;
+    if (phase === 'pending') return this.dispatch(q, req, ctx);
+    if (phase === 'running') return this.orphaned(q, ctx);
     return undefined;
   }
 
+  /**
+   * Starts a pending query. No status is written here: a query that ends within
+   * RUNNING_STATUS_DELAY_MS goes from pending straight to its final status (one write); a longer one
+   * is marked running after that delay (see execute). Runs are registered by uid before anything
+   * awaits, so one process never starts a query twice.
+   */
   private async dispatch(
     q: Query,
     req: Request,
@@ -143,42 +153,32 @@ export class QueryReconciler implements Reconciler, Runnable {
       await this.writeFinal(q, status, ctx.signal, true);
       return undefined;
     }
-    if (this.runs.get(q.metadata.uid)) return undefined; // our own running write is not cached yet
     if (this.runs.size >= this.o.maxConcurrentRuns) return { requeueAfterMs: 1000 };
-    // Conditional on the version we saw, so a stale cache can never start a query twice.
-    const running = await patchStatus<Query>(this.d.client, Kinds.Query, q, runningStatus(q, new Date()), {
-      resourceVersion: q.metadata.resourceVersion,
-      signal: ctx.signal,
-    });
     const run = this.runs.start(q.metadata.uid ?? '', req);
     const log = ctx.logger.child({ uid: q.metadata.uid });
     const input = typeof q.spec.input === 'string' ? q.spec.input : JSON.stringify(q.spec.input);
     log.info({ target: q.spec.target, input: truncateForLog(input) }, 'query dispatched to the engine');
-    void this.execute(engine, running, run, log);
+    void this.execute(engine, q, run, log);
     return undefined;
   }
 
   private async execute(engine: QueryEngine, q: Query, run: Run, log: Logger): Promise<void> {
-    // The conversation id is written while running only if the run outlasts a short delay: a quick
-    // query carries it in its final status, saving an API write (and a watch event) per query.
-    let conversationTimer: NodeJS.Timeout | undefined;
+    const live = new RunningStatus({
+      client: this.d.client,
+      query: q,
+      run,
+      stillRunning: () => this.runs.isCurrent(run) && !run.outcome,
+      log,
+    });
     try {
       run.outcome = await engine.run(q, {
         signal: run.ctl.signal,
-        onConversation: (conversationId) => {
-          conversationTimer = setTimeout(() => {
-            if (!this.runs.isCurrent(run) || run.outcome) return;
-            const status = { conversationId, a2a: { contextId: conversationId } };
-            patchStatus(this.d.client, Kinds.Query, q, status).catch((err) =>
-              log.warn({ err }, 'could not record the conversation id'),
-            );
-          }, CONVERSATION_PATCH_DELAY_MS);
-        },
+        onConversation: (conversationId) => live.conversation(conversationId),
       });
     } catch (err) {
       run.outcome = { phase: 'error', message: `engine failed: ${(err as Error).message}` };
     }
-    clearTimeout(conversationTimer);
+    live.stop();
     const o = run.outcome;
     log.info(
       {
@@ -192,19 +192,25 @@ export class QueryReconciler implements Reconciler, Runnable {
     if (this.runs.isCurrent(run)) for (const enqueue of this.runEndedListeners) enqueue(run.req);
   }
 
-  private async running(q: Query, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    const run = this.runs.get(q.metadata.uid);
-    if (run?.outcome) {
-      await this.writeFinal(q, finishedStatus(q, run.outcome, new Date()), ctx.signal, false);
+  /** A query this process runs: write its outcome once there is one, pass a cancel on. */
+  private async tend(q: Query, run: Run, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    if (run.outcome) {
+      // A running status still in flight must land before the final one, never after it.
+      await run.statusWrite;
+      await this.writeFinal(q, finishedStatus(q, run.outcome, new Date(), run.startedAt), ctx.signal, false);
       this.runs.finish(run.uid);
       return ttlRequeue(q, new Date());
     }
-    if (run) {
-      if (q.spec.cancel) this.runs.abort(run, 'canceled');
-      return undefined;
-    }
-    // Our final write may simply not have reached the cache yet; its watch event reconciles again.
-    if (this.runs.recentlyFinished(q.metadata.uid)) return undefined;
+    if (q.spec.cancel) this.runs.abort(run, 'canceled');
+    return undefined;
+  }
+
+  /**
+   * `running` with no run in this process: a previous leader (or this process before a restart)
+   * was running it and its outcome is lost. Failed, not re-run: it may have had effects (tool
+   * calls) that a second run would repeat. A query that never got as far as `running` is re-run.
+   */
+  private async orphaned(q: Query, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     ctx.logger.warn('failing an orphaned running query');
     const status = endedWithoutRun(q, 'error', ORPHANED_MESSAGE, new Date());
     await this.writeFinal(q, status, ctx.signal, true);

@@ -44,9 +44,15 @@ export function runningStatus(q: Query, now: Date): QueryStatus {
  * Status of a finished query. Written as a merge patch, so fields a previous phase may have left
  * (message, response) are nulled explicitly when the new phase has none.
  */
-export function finishedStatus(q: Query, outcome: QueryOutcome, now: Date): Record<string, unknown> {
+export function finishedStatus(
+  q: Query,
+  outcome: QueryOutcome,
+  now: Date,
+  startedAt?: number,
+): Record<string, unknown> {
   const ts = now.toISOString();
-  const started = q.status?.startTime ? Date.parse(q.status.startTime) : now.getTime();
+  // A quick run never wrote `running`: its start comes from the run itself.
+  const started = q.status?.startTime ? Date.parse(q.status.startTime) : (startedAt ?? now.getTime());
   const conversationId = outcome.conversationId ?? q.status?.conversationId;
   const message =
     outcome.phase === 'done' ? 'the query completed' : outcome.message || `the query ended: ${outcome.phase}`;
@@ -57,6 +63,7 @@ export function finishedStatus(q: Query, outcome: QueryOutcome, now: Date): Reco
     tokenUsage: outcome.phase === 'canceled' ? null : (outcome.tokenUsage ?? null),
     conversationId: conversationId ?? null,
     a2a: conversationId ? { contextId: conversationId } : null,
+    startTime: q.status?.startTime ?? new Date(started).toISOString(),
     completionTime: ts,
     duration: formatDuration(now.getTime() - started),
     conditions: [completedCondition('True', REASONS[outcome.phase], message, ts, q.metadata.generation)],

@@ -26,7 +26,7 @@ function forwardable(chunk: ChatCompletionChunk): boolean {
 }
 
 function describeModelError(model: Model, err: unknown): string {
-  const owner = `Model ${model.metadata.name} (${model.spec.baseUrl})`;
+  const owner = `Model ${model.metadata.name} (${model.spec.baseUrl ?? model.spec.type})`;
   if (err instanceof APIError && err.status !== undefined)
     return `${owner}: HTTP ${err.status}: ${err.message}`;
   return `${owner}: ${describeNetworkError(err)}`;

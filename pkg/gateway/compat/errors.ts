@@ -45,6 +45,12 @@ export class CompatError extends HttpError {
   }
 }
 
+/** The 503 of a request still waiting when the API service's shutdown grace period ended. */
+export const shuttingDown = () =>
+  new CompatError(503, 'shutting_down', 'the API service is shutting down; retry the request', {
+    type: 'server_error',
+  });
+
 const defaultRetryable = (status: number) => status >= 500 && status !== 501;
 
 /** The OpenAI error type SDKs expect for a status (for errors that did not say their own). */

@@ -36,9 +36,10 @@ export function mountModelRoutes(app: Hono, deps: GatewayDeps) {
     data.sort((a, b) => a.id.localeCompare(b.id));
     return c.json({ object: 'list', data });
   });
-  // SDKs URL-encode the slash of "agent/x"; some clients do not: accept both.
+  // SDKs URL-encode the slash of "agent/x"; some clients do not: accept both. Hono has decoded the
+  // parameter already (leaving malformed escapes as they are): decoding again would throw on them.
   app.get('/models/:id{.+}', async (c) => {
-    const id = decodeURIComponent(c.req.param('id'));
+    const id = c.req.param('id');
     const [type, name] = id.split('/', 2) as [string, string | undefined];
     const ref = TARGET_KINDS[type as TargetPrefix];
     const key = { namespace: deps.namespace, name: name ?? '' };

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ANNOTATION_STREAMING, API_VERSION, GROUP, QUERY_FINALIZER, type Query } from '../../api/index.ts';
+import { parseJson } from '../../http/index.ts';
 import { CompatError } from './errors.ts';
 import { TARGET_PLURALS, type TargetPrefix } from './models.ts';
 import { type ChatRequest, textOf } from './schemas.ts';
@@ -48,7 +49,7 @@ export function parseTarget(model: string): { type: TargetPrefix; name: string }
 function jsonObjectOfStrings(raw: string, param: string): Record<string, string> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(raw);
+    parsed = parseJson(raw); // depth-limited: the values are re-serialized below
   } catch (err) {
     throw new ChatRequestError(`${param} must be a JSON object string: ${(err as Error).message}`, param);
   }

@@ -2,8 +2,9 @@ import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { Query } from '../../api/index.ts';
 import type { GatewayDeps } from '../deps.ts';
+import type { ChatRecorder } from '../metrics.ts';
 import { chunkOf } from './completion-body.ts';
-import { CompatError, openaiError } from './errors.ts';
+import { CompatError, openaiError, shuttingDown } from './errors.ts';
 import { sseData } from './sse-reader.ts';
 
 interface RelayInput {
@@ -12,6 +13,7 @@ interface RelayInput {
   includeUsage: boolean;
   /** Resolves with the finished Query (from the informer watch); rejects on timeout or disconnect. */
   finished: () => Promise<Query>;
+  chat: ChatRecorder;
 }
 
 interface UpstreamChunk {
@@ -105,7 +107,10 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
   const id = input.query.metadata.name;
   const created = Math.floor(Date.now() / 1000);
   const abort = new AbortController();
-  c.req.raw.signal.addEventListener('abort', () => abort.abort(), { once: true });
+  // The relay stops when it is done (abort), the client goes away, or the shutdown grace period
+  // ends — the client is still there then: it gets a final error frame (see `stopped` below).
+  // AbortSignal.any keeps no listener on the long-lived shutdown signal once the request is gone.
+  const signal = AbortSignal.any([abort.signal, c.req.raw.signal, ...(deps.shutdown ? [deps.shutdown] : [])]);
   // Settles once: the finished Query, or undefined when waiting failed (timeout, disconnect).
   let finishedOnce: Promise<Query | undefined> | undefined;
   const finished = () => {
@@ -114,7 +119,7 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
   };
 
   if (!deps.brokerUrl) return singleChunk(c, input, id, created, finished);
-  const events = await openBrokerStream(deps.brokerUrl, id, abort.signal);
+  const events = await openBrokerStream(deps.brokerUrl, id, signal);
 
   // Pull the first payload before committing to SSE so early failures are normal JSON errors. A query
   // that fails before producing any chunk (e.g. canceled before it started) answers at once.
@@ -132,6 +137,7 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
   if (first instanceof Error || first.done) {
     abort.abort();
     if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
+    if (deps.shutdown?.aborted) throw shuttingDown();
     throw new CompatError(502, 'stream_ended', 'the query stream ended before any chunk', {
       type: 'server_error',
     });
@@ -142,22 +148,40 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
     throw earlyError(parsedFirst.error);
   }
 
+  const { chat } = input;
   return streamSSE(c, async (s) => {
     s.onAbort(() => abort.abort());
     const out = chunkWriter(s, input, id, created);
+    // The relay was stopped: by the shutdown grace period (the client still listens: tell it), or
+    // because the client went away (nobody to tell).
+    const stopped = async () => {
+      if (deps.shutdown?.aborted && !c.req.raw.signal.aborted) {
+        chat.end('shutting_down');
+        return out.fail(
+          'the API service is shutting down; the answer was cut off',
+          'server_error',
+          'shutting_down',
+        );
+      }
+      chat.end('disconnected');
+    };
+    const failed = (message: string, type = 'server_error', code?: string) => {
+      chat.end(type === 'timeout_error' ? 'timeout' : 'error');
+      return out.fail(message, type, code);
+    };
     let finish: string | null = null;
     let turn: string | undefined;
     let sawDone = false;
     try {
       for (let data: string | undefined = first.value; data !== undefined; ) {
-        if (abort.signal.aborted) return;
+        if (signal.aborted) return stopped();
         if (data === '[DONE]') {
           sawDone = true;
           break;
         }
         const chunk = safeParse(data);
         if (chunk?.error)
-          return out.fail(chunk.error.message ?? 'query failed', chunk.error.type, chunk.error.code);
+          return failed(chunk.error.message ?? 'query failed', chunk.error.type, chunk.error.code);
         for (const choice of chunk?.choices ?? []) {
           const text = choice.delta?.content;
           if (text) {
@@ -165,6 +189,7 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
             const sep = turn !== undefined && chunk?.id !== turn ? TURN_SEPARATOR : '';
             turn = chunk?.id;
             await out.delta({ content: sep + text });
+            chat.firstToken();
           }
           // One finish chunk at the very end: a team's members each finish their own turn.
           if (choice.finish_reason) finish = choice.finish_reason;
@@ -173,16 +198,16 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
         data = next.done ? undefined : next.value;
       }
     } catch (err) {
-      if (abort.signal.aborted) return;
-      return out.fail(`the query stream broke: ${(err as Error).message}`, 'server_error', 'stream_broken');
+      if (signal.aborted) return stopped();
+      return failed(`the query stream broke: ${(err as Error).message}`, 'server_error', 'stream_broken');
     }
-    if (abort.signal.aborted) return;
-    if (!sawDone)
-      return out.fail('the query stream ended without completing', 'server_error', 'stream_ended');
+    if (signal.aborted) return stopped();
+    if (!sawDone) return failed('the query stream ended without completing', 'server_error', 'stream_ended');
     await out.delta({}, finish ?? 'stop');
     // Usage is the query's own (summed over every model call); the engine does not forward usage chunks.
     if (input.includeUsage) await out.usage(await finished());
     await out.done();
+    chat.end('ok');
   });
 }
 
@@ -208,8 +233,10 @@ async function singleChunk(
   return streamSSE(c, async (s) => {
     const out = chunkWriter(s, input, id, created);
     await out.delta({ content: st.response?.content ?? '' });
+    input.chat.firstToken();
     await out.delta({}, 'stop');
     if (input.includeUsage) await out.usage(done);
     await out.done();
+    input.chat.end('ok');
   });
 }

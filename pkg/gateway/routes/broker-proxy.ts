@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { type AnyOpenAPIHono, requestIdOf, sendError } from '../../http/index.ts';
+import { type AnyOpenAPIHono, requestIdOf, sendError, shutdownFrame } from '../../http/index.ts';
 import type { GatewayDeps } from '../deps.ts';
 
 const READABLE = /^(messages|conversations|memory-status|stream|traces|events|sessions)(\/|$)/;
@@ -56,33 +56,72 @@ export function mountBrokerProxy(app: AnyOpenAPIHono, deps: GatewayDeps) {
       if (v) out.set(h, v);
     }
     if (out.get('content-type')?.startsWith('text/event-stream')) out.set('x-accel-buffering', 'no');
-    const body = upstream.body && endQuietly(upstream.body, c.req.raw.signal, deps.logger);
+    const sse = !!out.get('content-type')?.startsWith('text/event-stream');
+    const body = upstream.body && endQuietly(upstream.body, c.req.raw.signal, deps, sse);
     return new Response(body, { status: upstream.status, headers: out });
   });
 }
+
+const SHUTDOWN_FRAME = shutdownFrame(
+  'the API service is shutting down; reconnect with Last-Event-ID to resume',
+);
+const endsEvent = (b: Uint8Array) => b.length >= 2 && b[b.length - 1] === 10 && b[b.length - 2] === 10;
 
 /**
  * The upstream body, ending instead of erroring when the transfer breaks: a client that goes away
  * aborts the upstream fetch (normal for SSE), and a broker that dies mid-stream ends the stream
  * (EventSource clients reconnect). Otherwise the HTTP server prints the error to stderr unstructured.
+ * When the API service's shutdown grace period is over, an SSE relay ends with a `shutting_down`
+ * error frame (if it stopped between two events, which the broker's writes always end on).
  */
 function endQuietly(
   body: ReadableStream<Uint8Array>,
   clientGone: AbortSignal,
-  logger: GatewayDeps['logger'],
+  deps: GatewayDeps,
+  sse: boolean,
 ): ReadableStream<Uint8Array> {
   const reader = body.getReader();
+  let atBoundary = true;
+  let ended = false;
+  let onShutdown = () => {};
+  // Every way the relay ends goes through here, which also drops the listener on the long-lived signal.
+  const end = () => {
+    ended = true;
+    deps.shutdown?.removeEventListener('abort', onShutdown);
+  };
   return new ReadableStream<Uint8Array>({
+    start(controller) {
+      onShutdown = () => {
+        if (ended) return;
+        end();
+        if (sse && atBoundary) controller.enqueue(SHUTDOWN_FRAME);
+        controller.close();
+        void reader.cancel().catch(() => {});
+      };
+      deps.shutdown?.addEventListener('abort', onShutdown, { once: true });
+    },
     async pull(controller) {
       try {
         const { done, value } = await reader.read();
-        if (done) controller.close();
-        else controller.enqueue(value);
+        if (ended) return;
+        if (done) {
+          end();
+          controller.close();
+        } else {
+          atBoundary = endsEvent(value);
+          controller.enqueue(value);
+        }
       } catch (err) {
-        if (!clientGone.aborted) logger.warn({ err }, 'broker stream broke off');
+        if (ended) return;
+        end();
+        if (!clientGone.aborted && !deps.shutdown?.aborted)
+          deps.logger.warn({ err }, 'broker stream broke off');
         controller.close();
       }
     },
-    cancel: (reason) => reader.cancel(reason),
+    cancel: (reason) => {
+      end();
+      return reader.cancel(reason);
+    },
   });
 }

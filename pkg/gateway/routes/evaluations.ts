@@ -1,7 +1,16 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { z } from 'zod';
-import { API_VERSION, evaluationKind, refOf } from '../../api/index.ts';
+import {
+  API_VERSION,
+  durationSchema,
+  EVALUATION_TYPES,
+  evaluationConfigSchema,
+  evaluationKind,
+  evaluationTypeIssues,
+  evaluatorParametersSchema,
+  refOf,
+} from '../../api/index.ts';
 import { type AnyOpenAPIHono, route } from '../../http/index.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { settle } from '../reads.ts';
@@ -10,13 +19,28 @@ import { mountResourceRoutes, presentable } from './resources.ts';
 
 const EVALUATION = refOf<KubernetesObject>(evaluationKind);
 
-/** The spec's evaluation create body: flat, not Kubernetes-shaped. */
-export const evaluationCreateBody = z.object({
-  name: z.string().min(1).max(253),
-  type: z.enum(['direct']).default('direct'),
-  evaluator: z.object({ name: z.string().min(1) }),
-  config: z.object({ input: z.string(), output: z.string() }),
-});
+/**
+ * The spec's evaluation create body, flat and not Kubernetes-shaped: `{name, type, evaluator.name,
+ * config.input, config.output}` for a direct evaluation; `type: query` with `config.queryRef.name`,
+ * `evaluator.parameters` and `timeout` are ours. What each type needs is checked with every other
+ * issue (the `when` below), so one 400 lists them all.
+ */
+export const evaluationCreateBody = z
+  .object({
+    name: z.string().min(1).max(253),
+    type: z.enum(EVALUATION_TYPES).default('direct'),
+    evaluator: z.object({ name: z.string().min(1), parameters: evaluatorParametersSchema.optional() }),
+    config: evaluationConfigSchema,
+    timeout: durationSchema.optional(),
+  })
+  .check(
+    z.superRefine(
+      (body, ctx) => {
+        for (const issue of evaluationTypeIssues(body)) ctx.addIssue({ code: 'custom', ...issue });
+      },
+      { when: () => true },
+    ),
+  );
 
 export function mountEvaluationRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
   mountResourceRoutes(app, deps, evaluationKind, {
@@ -26,7 +50,12 @@ export function mountEvaluationRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
         apiVersion: API_VERSION,
         kind: 'Evaluation',
         metadata: { name: b.name },
-        spec: { type: b.type, evaluator: b.evaluator, config: b.config },
+        spec: {
+          type: b.type,
+          evaluator: b.evaluator,
+          config: b.config,
+          ...(b.timeout ? { timeout: b.timeout } : {}),
+        },
       }),
     },
   });

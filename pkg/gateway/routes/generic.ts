@@ -55,8 +55,12 @@ async function read(c: Context, deps: GatewayDeps, t: Target): Promise<Response>
   }
   // An unknown kind is still tried, as a plural, so the API server's own 404 is what the caller sees.
   const ref = known ?? kindRef({ ...t, plural: t.kind.toLowerCase(), namespaced: true });
+  // A kind of known scope is read in that scope only: falling back to the cluster scope after a
+  // failed namespaced read (a timeout, a refusal) would list a namespaced kind across every
+  // namespace — other tenants' objects included.
+  const scopes = known ? [known.namespaced] : [true, false];
   const failures: KubeError[] = [];
-  for (const namespaced of [true, false]) {
+  for (const namespaced of scopes) {
     try {
       return send(c, await fetchObject(c, deps, { ...ref, namespaced }, t), 200);
     } catch (err) {
@@ -64,8 +68,8 @@ async function read(c: Context, deps: GatewayDeps, t: Target): Promise<Response>
       failures.push(err);
     }
   }
-  // Both failed: the attempt that matches the kind's real scope carries the meaningful error.
-  const chosen = (known && !known.namespaced ? failures[1] : failures[0]) as KubeError;
+  // Every attempt failed: the first (the kind's real scope when known) carries the meaningful error.
+  const chosen = failures[0] as KubeError;
   return send(c, chosen.status, chosen.code);
 }
 

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { API_VERSION, type KindDef, refOf } from '../../api/index.ts';
+import { API_VERSION, type KindDef, QUERY_FINALIZER, refOf } from '../../api/index.ts';
 import { type AnyOpenAPIHono, HttpError, route } from '../../http/index.ts';
 import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { GatewayDeps } from '../deps.ts';
@@ -40,16 +40,32 @@ export interface CreateStep<B> {
 
 type DefaultBody = { name?: string; metadata?: Record<string, unknown>; spec: unknown };
 
+/**
+ * Finalizers a kind's objects are created with. A Query created here carries the controller's
+ * cleanup finalizer from the start, so the controller does not spend an API write (and a watch
+ * event on every informer) adding it: creation → done is two writes, create and final status.
+ */
+const CREATE_FINALIZERS: Record<string, string[]> = { Query: [QUERY_FINALIZER] };
+
 /** `{name?, metadata?, spec}`: a Kubernetes-shaped body, name flat or in metadata. */
 function defaultCreate(def: KindDef): CreateStep<DefaultBody> {
+  const ours = CREATE_FINALIZERS[def.kind] ?? [];
   return {
     body: createBody(def.spec),
-    toObject: (b) => ({
-      apiVersion: API_VERSION,
-      kind: def.kind,
-      metadata: { ...b.metadata, ...(b.name ? { name: b.name } : {}) },
-      spec: b.spec,
-    }),
+    toObject: (b) => {
+      const given = Array.isArray(b.metadata?.finalizers) ? (b.metadata.finalizers as string[]) : [];
+      const finalizers = [...new Set([...given, ...ours])];
+      return {
+        apiVersion: API_VERSION,
+        kind: def.kind,
+        metadata: {
+          ...b.metadata,
+          ...(b.name ? { name: b.name } : {}),
+          ...(finalizers.length ? { finalizers } : {}),
+        },
+        spec: b.spec,
+      };
+    },
   };
 }
 

@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from '../../log/index.ts';
 import { bodyTooLarge } from '../body-limit/index.ts';
+import { jsonTooDeepOf } from '../json-body/index.ts';
 import { requestIdOf } from '../request-id/index.ts';
 import { type ErrorMapper, type ErrorRenderer, HttpError, renderEnvelope, sendError } from './envelope.ts';
 
@@ -68,8 +69,8 @@ export interface ErrorHandlerOptions {
 /**
  * `app.onError`, the one place a thrown error becomes a response: handlers throw (HttpError, or
  * what a mapper knows, e.g. a KubeError) and never catch only to report. Client faults keep their
- * 4xx (a body over the limit surfaces as a read failure inside whatever read it, so the body-limit
- * flag is checked first); anything unknown is a 500 whose details stay in the log, tied to the
+ * 4xx (a body over the limit, or JSON nested too deep, surfaces as a read failure inside whatever
+ * read it, so those flags are checked first); anything unknown is a 500 whose details stay in the log, tied to the
  * request id.
  */
 export function errorHandler(logger: Logger, opts: ErrorHandlerOptions = {}): ErrorHandler {
@@ -100,6 +101,8 @@ export function errorHandler(logger: Logger, opts: ErrorHandlerOptions = {}): Er
 function classify(err: Error, c: Context, mappers: ErrorMapper[]): HttpError | undefined {
   const tooLarge = bodyTooLarge(c);
   if (tooLarge) return new HttpError(413, 'payload_too_large', tooLarge);
+  const tooDeep = jsonTooDeepOf(c);
+  if (tooDeep) return new HttpError(400, 'json_too_deep', tooDeep);
   if (err instanceof HttpError) return err;
   for (const map of mappers) {
     const mapped = map(err);

@@ -5,6 +5,7 @@ import type { OpenAPIHono, RouteConfig, RouteHandler } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { validationHook } from '../errors/index.ts';
+import { parseJson } from '../json-body/index.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: routes mount on apps with any Env
 export type AnyOpenAPIHono = OpenAPIHono<any, any, any>;
@@ -26,7 +27,8 @@ export function route<R extends RouteConfig>(
  * @hono/zod-openapi validates through an extra middleware with an asynchronous parse, which costs
  * about an eighth of the throughput of a small ingest request; the broker's hot write routes
  * (`POST /messages`, `POST /events`) use this instead. Same schema, same 400 envelope, same docs.
- * Malformed JSON throws from `c.req.json()` and becomes a 400 in the shared error handler. Literal
+ * Malformed or too deeply nested JSON throws from `parseJson` and becomes a 400 in the shared error
+ * handler, whatever media type the body was labelled with. Literal
  * paths only (OpenAPI `{param}` templates are not translated to Hono `:param`).
  */
 export function jsonBodyRoute<S extends z.ZodType>(
@@ -41,7 +43,7 @@ export function jsonBodyRoute<S extends z.ZodType>(
     request: { ...config.request, body: { content: { 'application/json': { schema } }, required: true } },
   });
   const validated: MiddlewareHandler = async (c) => {
-    const parsed = schema.safeParse(await c.req.json());
+    const parsed = schema.safeParse(parseJson(await c.req.text()));
     if (!parsed.success) return validationHook(parsed, c) as Response;
     return handler(c, parsed.data);
   };

@@ -3,36 +3,80 @@ export interface Flushable {
   flush(): void;
 }
 
+export interface FlushOptions {
+  /** The coalescing window under load (ms). */
+  intervalMs: number;
+  /**
+   * Socket writes per window above which the next window coalesces (default 1,000 per 20 ms, i.e.
+   * 50k writes/s — about a third of a core of syscalls here).
+   */
+  loadedWrites?: number;
+}
+
 /**
- * Coalesces SSE writes: a socket write is a syscall, and with a thousand watchers each frame would
- * cost a thousand of them. Dirty sinks are flushed together at most once per `intervalMs` — at
- * once when the last flush is older than that (idle streams get no added latency), otherwise at the
- * end of the window, so each watcher costs at most 1000/intervalMs writes per second.
+ * Adaptive SSE write coalescing. A socket write is a syscall, and with a thousand watchers each
+ * frame would cost a thousand of them — but waiting for a window delays every token of a lightly
+ * loaded stream. So:
+ * - idle (fewer than `loadedWrites` socket writes in the last window): dirty sinks are flushed at
+ *   the end of the current event-loop turn (`setImmediate`) — a frame goes out at once, and a
+ *   fan-out published in one turn still costs each watcher one write;
+ * - loaded (the last window wrote more): flushes wait for the window, so each watcher costs at
+ *   most 1000/intervalMs writes per second and the 1,000-watcher fan-out keeps its throughput.
+ * The mode is decided per window from the writes counted in the previous one, so it follows load
+ * within `intervalMs` both ways (leaving it at half the threshold).
  */
 export class FlushScheduler {
   readonly #intervalMs: number;
+  readonly #loadedWrites: number;
   readonly #dirty = new Set<Flushable>();
-  #last = 0;
   #scheduled = false;
+  #lastRun = 0;
+  #windowStart = 0;
+  #windowWrites = 0;
+  #loaded = false;
 
-  constructor(intervalMs: number) {
-    this.#intervalMs = intervalMs;
+  constructor(opts: FlushOptions | number) {
+    const o = typeof opts === 'number' ? { intervalMs: opts } : opts;
+    this.#intervalMs = o.intervalMs;
+    this.#loadedWrites = o.loadedWrites ?? Math.max(1, Math.round(o.intervalMs * 50));
+  }
+
+  /** Whether flushes currently wait for the window (for metrics and tests). */
+  get coalescing(): boolean {
+    this.#roll(performance.now());
+    return this.#loaded;
   }
 
   mark(s: Flushable): void {
     this.#dirty.add(s);
     if (this.#scheduled) return;
     this.#scheduled = true;
-    const wait = this.#last + this.#intervalMs - performance.now();
+    const now = performance.now();
+    this.#roll(now);
+    const wait = this.#loaded ? this.#lastRun + this.#intervalMs - now : 0;
     if (wait <= 0) setImmediate(this.#run);
     else setTimeout(this.#run, wait).unref();
   }
 
+  /** Starts a new window when the current one is over, judging load by the one that ended. */
+  #roll(now: number): void {
+    if (now - this.#windowStart < this.#intervalMs) return;
+    // A window with no activity at all (a gap longer than one window) counts as idle.
+    const gap = now - this.#windowStart >= 2 * this.#intervalMs;
+    // Hysteresis: coalescing itself cuts the writes per window (one per dirty sink), so leaving the
+    // loaded mode takes half the threshold — otherwise a steady fan-out would flip every window.
+    const threshold = this.#loaded ? this.#loadedWrites / 2 : this.#loadedWrites;
+    this.#loaded = !gap && this.#windowWrites > threshold;
+    this.#windowStart = now;
+    this.#windowWrites = 0;
+  }
+
   #run = (): void => {
     this.#scheduled = false;
-    this.#last = performance.now();
+    this.#lastRun = performance.now();
     const dirty = [...this.#dirty];
     this.#dirty.clear();
+    this.#windowWrites += dirty.length;
     for (const s of dirty) s.flush();
   };
 }

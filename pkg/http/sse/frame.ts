@@ -21,3 +21,11 @@ export function lastEventId(header: string | undefined): number | undefined {
   if (header === undefined || !/^\d{1,15}$/.test(header.trim())) return undefined;
   return Number(header.trim());
 }
+
+/** The last event of a stream the server ends at shutdown: an error a reader can tell from a network fault. */
+export function shutdownFrame(message: string): Buffer {
+  return eventFrame(
+    undefined,
+    JSON.stringify({ error: { message, type: 'server_error', code: 'shutting_down' } }),
+  );
+}

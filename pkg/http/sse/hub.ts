@@ -145,6 +145,19 @@ export class SseHub {
     for (const s of [...this.#sinks]) s.close('server');
   }
 
+  /**
+   * Ends every stream when the shutdown grace period is over: `frame` (an error event) and then each
+   * sink's own `shutdownTail` (e.g. `[DONE]`), so no reader mistakes the end for a network failure.
+   */
+  endAll(frame: Uint8Array): void {
+    for (const s of [...this.#sinks]) s.close('server', [frame, ...s.shutdownTail]);
+  }
+
+  /** Subscribers per topic (for metrics). */
+  topicSizes(): Array<[topic: string, subscribers: number]> {
+    return [...this.#topics].map(([topic, subs]) => [topic, subs.size]);
+  }
+
   stats(): { subscribers: number; topics: number; disconnectedSlow: number } {
     return {
       subscribers: this.#sinks.size,

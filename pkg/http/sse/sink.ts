@@ -21,6 +21,8 @@ export class SseSink implements Flushable {
   #pending: Uint8Array[] = [];
   #pendingBytes = 0;
   #closed = false;
+  /** Frames after the shutdown error frame when the server ends this stream (a query stream's `[DONE]`). */
+  shutdownTail: Uint8Array[] = [];
 
   constructor(res: ServerResponse, maxBufferedBytes: number, scheduler?: FlushScheduler) {
     this.#res = res;

@@ -185,6 +185,8 @@ export class HttpClient implements Client {
       });
     } catch (err) {
       if (s.signal?.aborted) throw err; // the caller's own abort, not an API server failure
+      // A body this side cannot serialize (a stack overflow) is a bug here, not an outage there.
+      if (err instanceof RangeError) throw err;
       throw KubeError.from(err, context);
     }
     if (res.status >= 300) throw KubeError.fromResponse(res.status, res.body, context);

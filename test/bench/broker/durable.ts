@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { spawnBerth } from '../../support/process.ts';
 import { fanOut } from './fanout.ts';
-import { startBrokerProcess } from './process.ts';
+import { BENCH_POST, startBrokerProcess } from './process.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -67,11 +67,7 @@ try {
     duration: SECONDS,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      conversation_id: 'bench',
-      query_id: 'bench-q',
-      messages: [{ role: 'user', content: 'What is the capital of France? Answer in one word.' }],
-    }),
+    body: JSON.stringify(BENCH_POST),
   });
   results['POST /messages req/s'] = Math.round(postRun.requests.average);
   results['POST /messages p99 (ms)'] = postRun.latency.p99;

@@ -1,0 +1,58 @@
+import type { Hono } from 'hono';
+import { html } from 'hono/html';
+import type { AuthMode } from '../../auth/mode.ts';
+import { HttpError } from '../../http/index.ts';
+import type { DashboardEnv, Paths } from '../context.ts';
+import type { Assets } from './assets.ts';
+import { page, plainPage } from './layout.ts';
+import { ALL_SCREENS } from './screens.ts';
+
+/**
+ * Strict by default: scripts, styles and requests only to this origin, no framing. Pages have no
+ * inline script, so a token could never be read by an injected one either (the cookie is HTTP-only).
+ */
+export const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'";
+
+/** Public routes: static assets, the favicon and the post-logout landing page. */
+export function mountPublicUi(app: Hono<DashboardEnv>, paths: Paths, assets: Assets): void {
+  app.get(paths.to('/static/*'), (c) => {
+    const res = assets.serve(c, c.req.path.slice(paths.to('/static/').length));
+    if (!res) throw new HttpError(404, 'not_found', `no asset ${c.req.path}`);
+    return res;
+  });
+  app.get(paths.to('/favicon.ico'), (c) => assets.serve(c, 'favicon.svg') ?? c.body(null, 404));
+  // The provider sends the user here after a federated sign-out (post_logout_redirect_uri).
+  app.get(paths.to('/signout'), (c) => {
+    c.header('content-security-policy', CSP);
+    return c.html(
+      plainPage(
+        'Signed out',
+        paths,
+        html`<p>You are signed out of Berth.</p><p><a id="sign-in-again" href="${paths.home}">Sign in again</a></p>`,
+      ),
+    );
+  });
+}
+
+/** The screens, behind the guard. */
+export function mountScreens(app: Hono<DashboardEnv>, paths: Paths, mode: AuthMode): void {
+  for (const screen of ALL_SCREENS) {
+    app.get(screen.path === '/' ? paths.home : paths.to(screen.path), (c) => {
+      c.header('content-security-policy', CSP);
+      c.header('cache-control', 'no-store');
+      return c.html(
+        page({
+          title: screen.title,
+          paths,
+          mode,
+          user: c.get('dashboardUser'),
+          script: screen.script,
+          current: screen.path,
+          body: screen.body(paths),
+        }),
+      );
+    });
+  }
+}

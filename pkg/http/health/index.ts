@@ -1,0 +1,71 @@
+import { createRoute, type RouteConfig } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { sendError } from '../errors/index.ts';
+import { type AnyOpenAPIHono, route } from '../openapi/index.ts';
+
+/** A readiness verdict: ready with details, or not ready with a code and a reason (and headers). */
+export type Readiness =
+  | { ready: true; details?: Record<string, unknown> }
+  | {
+      ready: false;
+      code: string;
+      message: string;
+      details?: unknown;
+      headers?: Record<string, string>;
+    };
+
+export interface HealthOptions {
+  /** Asked on every `GET /readyz`. */
+  readiness: () => Readiness | Promise<Readiness>;
+  /** What the service is called in the summaries (`the broker`, `the API service`). */
+  what: string;
+  /**
+   * List the probes in the OpenAPI document (default true). The API service keeps them out: there
+   * every documented route is authenticated, and probes never are.
+   */
+  document?: boolean;
+}
+
+const tags = ['Health'];
+
+/**
+ * The same probes on every Berth server: `GET /health` (the spec's liveness, also the memory
+ * contract's health check) and `GET /healthz` answer 200 while the process serves; `GET /readyz`
+ * answers 200 when the service can take traffic and 503 otherwise — starting, draining for
+ * shutdown, or a dependency down — so Kubernetes takes the pod out of its Service.
+ */
+export function mountHealthRoutes(app: AnyOpenAPIHono, opts: HealthOptions): void {
+  const get = (config: RouteConfig, handler: (c: Context) => Response | Promise<Response>) => {
+    if (opts.document === false) app.get(config.path, handler);
+    else route(app, config, handler);
+  };
+  for (const path of ['/health', '/healthz'])
+    get(
+      createRoute({
+        method: 'get',
+        path,
+        tags,
+        summary: `Liveness: ${opts.what} process answers`,
+        responses: { 200: { description: '{status: "ok"}' } },
+      }),
+      (c) => c.json({ status: 'ok' }, 200),
+    );
+  get(
+    createRoute({
+      method: 'get',
+      path: '/readyz',
+      tags,
+      summary: `Readiness: ${opts.what} takes traffic (false while starting or draining for shutdown)`,
+      responses: {
+        200: { description: '{status: "ready", ...}' },
+        503: { description: 'Not ready: error envelope naming why (`shutting_down`, `not_ready`, ...)' },
+      },
+    }),
+    async (c) => {
+      const r = await opts.readiness();
+      if (r.ready) return c.json({ status: 'ready', ...r.details }, 200);
+      for (const [name, value] of Object.entries(r.headers ?? {})) c.header(name, value);
+      return sendError(c, 503, r.code, r.message, r.details);
+    },
+  );
+}

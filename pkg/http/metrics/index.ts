@@ -1,0 +1,8 @@
+export {
+  type HttpMetricsOptions,
+  httpMetrics,
+  PROBE_PATHS,
+  type RequestInfo,
+  routeLabel,
+} from './middleware.ts';
+export { defaultMetricsRegistry, exposition, metricsHandler, mountMetricsRoute } from './registry.ts';

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { FlushScheduler } from './flush.ts';
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+class Counter {
+  flushes: number[] = [];
+  flush(): void {
+    this.flushes.push(performance.now());
+  }
+}
+
+describe('adaptive flush scheduling', () => {
+  it('idle: a frame is flushed at the end of the event-loop turn, not after the window', async () => {
+    const s = new FlushScheduler({ intervalMs: 1000, loadedWrites: 100 });
+    const c = new Counter();
+    for (let i = 0; i < 5; i++) {
+      const marked = performance.now();
+      s.mark(c);
+      s.mark(c); // same turn: one flush
+      await tick();
+      await tick();
+      expect(c.flushes).toHaveLength(i + 1);
+      expect((c.flushes.at(-1) as number) - marked).toBeLessThan(50);
+    }
+    expect(s.coalescing).toBe(false);
+  });
+
+  it('loaded: once a window wrote more than the budget, flushes wait for the window', async () => {
+    const s = new FlushScheduler({ intervalMs: 40, loadedWrites: 20 });
+    const sinks = Array.from({ length: 30 }, () => new Counter());
+    for (const c of sinks) s.mark(c);
+    await tick();
+    await tick();
+    expect(sinks.every((c) => c.flushes.length === 1)).toBe(true);
+    // The next window judges the previous one: 30 writes > 20 → coalescing.
+    await new Promise((r) => setTimeout(r, 45));
+    expect(s.coalescing).toBe(true);
+    // The first flush of a window still goes out at once (nothing was written for a window)...
+    for (const c of sinks) s.mark(c);
+    await tick();
+    await tick();
+    expect(sinks.every((c) => c.flushes.length === 2)).toBe(true);
+    // ...the next frames of the same window wait for its end.
+    const marked = performance.now();
+    for (const c of sinks) s.mark(c);
+    await tick();
+    await tick();
+    expect(sinks[0]?.flushes).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(sinks.every((c) => c.flushes.length === 3)).toBe(true);
+    expect((sinks[0]?.flushes[2] as number) - marked).toBeGreaterThan(5);
+  });
+
+  it('goes back to immediate flushes when the load is gone', async () => {
+    const s = new FlushScheduler({ intervalMs: 20, loadedWrites: 5 });
+    const sinks = Array.from({ length: 10 }, () => new Counter());
+    for (const c of sinks) s.mark(c);
+    await new Promise((r) => setTimeout(r, 25));
+    expect(s.coalescing).toBe(true);
+    await new Promise((r) => setTimeout(r, 60)); // quiet windows
+    expect(s.coalescing).toBe(false);
+  });
+});
