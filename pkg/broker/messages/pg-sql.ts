@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { versionSql } from '../pg/version-probe.ts';
 import type { ConversationInfo, MessageFilter, StoredMessage } from './types.ts';
 
 /**
@@ -13,6 +14,9 @@ import type { ConversationInfo, MessageFilter, StoredMessage } from './types.ts'
  * Lock order, the same everywhere (no deadlocks): the conversations table/rows (several by id),
  * then messages, then counts, then counters.
  */
+
+/** The counter a trigger moves on every change of berth_messages (migration 0004). */
+export const MESSAGES_VERSION = 'messages_version';
 
 export const WRITER_SHARD = '(pg_backend_pid() % 16)::smallint';
 const DELETER_SHARD = '(16 + pg_backend_pid() % 16)::smallint';
@@ -62,15 +66,31 @@ export function totalSql(f: MessageFilter, from: number): { sql: string; params:
   };
 }
 
-/** One page (cursor or offset) and the filter's total in one round trip. */
+/**
+ * One page (cursor or offset) and the filter's total in one round trip, with what the page cache
+ * needs (page-cache.ts): the messages version (`ver`) the statement saw and, in offset mode, when the first of
+ * the rows up to the page's end expires (`until`, epoch ms) — one of those expiring shifts the page.
+ * In cursor mode the rows returned (the page and one more) are the ones that shape it.
+ */
 export function pageSql(f: MessageFilter, mode: 'cursor' | 'offset'): { sql: string; params: string[] } {
   const w = where(f, 3);
   const t = totalSql(f, 3 + w.params.length);
-  const range = mode === 'cursor' ? 'AND seq > $1 ORDER BY seq LIMIT $2' : 'ORDER BY seq OFFSET $1 LIMIT $2';
+  const head = `WITH t AS (SELECT (${t.sql}) AS total, ${versionSql(MESSAGES_VERSION)} AS ver),`;
+  const tail = 'FROM t LEFT JOIN p ON true ORDER BY p.seq';
+  if (mode === 'cursor')
+    return {
+      sql: `${head}
+      p AS (SELECT ${COLUMNS} FROM berth_messages WHERE ${w.sql} AND seq > $1 ORDER BY seq LIMIT $2)
+      SELECT t.total::float8 AS total, t.ver, NULL::float8 AS until, p.* ${tail}`,
+      params: [...w.params, ...t.params],
+    };
   return {
-    sql: `WITH t AS (SELECT (${t.sql}) AS total),
-      p AS (SELECT ${COLUMNS} FROM berth_messages WHERE ${w.sql} ${range})
-      SELECT t.total::float8 AS total, p.* FROM t LEFT JOIN p ON true ORDER BY p.seq`,
+    sql: `${head}
+      k AS (SELECT seq, expires_at FROM berth_messages WHERE ${w.sql} ORDER BY seq LIMIT $1::bigint + $2::bigint),
+      v AS (SELECT (extract(epoch FROM min(expires_at)) * 1000)::float8 AS until FROM k),
+      p AS (SELECT ${COLUMNS} FROM berth_messages
+            WHERE seq IN (SELECT seq FROM k ORDER BY seq OFFSET $1::bigint))
+      SELECT t.total::float8 AS total, t.ver, v.until, p.* FROM t CROSS JOIN v LEFT JOIN p ON true ORDER BY p.seq`,
     params: [...w.params, ...t.params],
   };
 }

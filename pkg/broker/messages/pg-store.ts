@@ -2,6 +2,8 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import type { Page } from '../core/seq-deque.ts';
 import { CHANNELS, type Feed, guarded, inTransaction, LOCKS, type PgBackend } from '../pg/index.ts';
+import { PageCache, type PageCacheOptions, type PageCacheStats } from '../pg/page-cache.ts';
+import { VersionProbe } from '../pg/version-probe.ts';
 import { AppendBatcher } from './pg-append.ts';
 import { PgConversations } from './pg-conversations.ts';
 import {
@@ -9,6 +11,7 @@ import {
   FEED_READ,
   FEED_START,
   lockConversationsSql,
+  MESSAGES_VERSION,
   type MessageRow,
   pageSql,
   reapBatch,
@@ -32,10 +35,14 @@ export interface PgMessageStoreOptions {
    * Session roll-up inside the append's transaction (sessions on PostgreSQL too): atomic with the
    * insert; the returned function runs after COMMIT.
    */
+  /** Bounds of the in-memory page cache (pg/page-cache.ts). */
+  pageCache?: PageCacheOptions | undefined;
   rollup?: ((client: pg.PoolClient, rows: StoredMessage[], at: string) => Promise<() => void>) | undefined;
 }
 
 const BACKEND = 'postgres';
+
+type PageRow = MessageRow & { total: number; ver: number; until: number | null };
 
 /** Opens the PostgreSQL message store on a process's backend: its two feeds and its reap task. */
 export async function openPgMessageStore(
@@ -59,6 +66,7 @@ export class PgMessageStore implements MessageStore {
   readonly #listeners: Array<(m: StoredMessage) => void> = [];
   readonly #convs: PgConversations;
   readonly #appends: AppendBatcher;
+  readonly #pages: PageCache<Page<StoredMessage>>;
   #messages: Feed<StoredMessage> | undefined;
 
   constructor(backend: PgBackend, opts: PgMessageStoreOptions) {
@@ -67,6 +75,12 @@ export class PgMessageStore implements MessageStore {
     this.#opts = opts;
     this.#convs = new PgConversations(this.#pool);
     this.#appends = new AppendBatcher(this.#pool, opts.defaultTtlSeconds, opts.rollup);
+    this.#pages = new PageCache(new VersionProbe(this.#pool, MESSAGES_VERSION), opts.pageCache);
+  }
+
+  /** How the page cache is doing (hits and misses since start, what it holds). */
+  pageCacheStats(): PageCacheStats {
+    return this.#pages.stats();
   }
 
   async init(): Promise<void> {
@@ -126,25 +140,40 @@ export class PgMessageStore implements MessageStore {
   }
 
   page(f: MessageFilter, cursor: number, limit: number): Promise<Page<StoredMessage>> {
-    return guarded(BACKEND, async () => {
-      const q = pageSql(f, 'cursor');
-      const r = await this.#pool.query<MessageRow & { total: number }>(q.sql, [
-        cursor,
-        limit + 1,
-        ...q.params,
-      ]);
-      const items = r.rows.filter((x) => x.seq !== null).map(toStored);
-      const hasMore = items.length > limit;
-      return { items: hasMore ? items.slice(0, limit) : items, total: r.rows[0]?.total ?? 0, hasMore };
-    });
+    return guarded(BACKEND, () =>
+      this.#pages.get(JSON.stringify(['c', f.conversationId, f.queryId, cursor, limit]), async () => {
+        const r = await this.#read(pageSql(f, 'cursor'), cursor, limit + 1);
+        const hasMore = r.items.length > limit;
+        const items = hasMore ? r.items.slice(0, limit) : r.items;
+        return { ...r, value: { items, total: r.total, hasMore } };
+      }),
+    );
   }
 
   slice(f: MessageFilter, offset: number, limit: number): Promise<{ items: StoredMessage[]; total: number }> {
-    return guarded(BACKEND, async () => {
-      const q = pageSql(f, 'offset');
-      const r = await this.#pool.query<MessageRow & { total: number }>(q.sql, [offset, limit, ...q.params]);
-      return { items: r.rows.filter((x) => x.seq !== null).map(toStored), total: r.rows[0]?.total ?? 0 };
-    });
+    return guarded(BACKEND, () =>
+      this.#pages.get(JSON.stringify(['o', f.conversationId, f.queryId, offset, limit]), async () => {
+        const r = await this.#read(pageSql(f, 'offset'), offset, limit);
+        return {
+          ...r,
+          value: { items: r.items, total: r.total, hasMore: offset + r.items.length < r.total },
+        };
+      }),
+    );
+  }
+
+  /** Runs a page statement; its rows, total, and what the page cache keeps it by. */
+  async #read(q: { sql: string; params: string[] }, from: number, n: number) {
+    const r = await this.#pool.query<PageRow>(q.sql, [from, n, ...q.params]);
+    const first = r.rows[0];
+    const items = r.rows.filter((x) => x.seq !== null).map(toStored);
+    let validUntil = first?.until ?? Number.POSITIVE_INFINITY;
+    let bytes = 64;
+    for (const m of items) {
+      if (first?.until === null) validUntil = Math.min(validUntil, m.expiresAt);
+      bytes += m.bytes + 96;
+    }
+    return { items, total: first?.total ?? 0, version: first?.ver ?? -1, validUntil, bytes };
   }
 
   deleteMessages(f: MessageFilter): Promise<number> {
