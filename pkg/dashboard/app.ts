@@ -2,6 +2,7 @@ import { type Context, type Env, Hono, type MiddlewareHandler } from 'hono';
 import { html } from 'hono/html';
 import { acceptsJwt } from '../auth/mode.ts';
 import {
+  accessLog,
   type ErrorRenderer,
   errorHandler,
   HttpError,
@@ -47,7 +48,8 @@ export function createDashboardApp(opts: DashboardAppOptions): Hono<DashboardEnv
   const app = new Hono<DashboardEnv>();
   app.use('*', requestId());
   app.use('*', securityHeaders());
-  app.use('*', accessLog(logger));
+  // Never headers: they carry the session cookie.
+  app.use('*', accessLog<DashboardEnv>(logger, { who: (c) => ({ user: c.get('dashboardUser')?.sub }) }));
   app.onError(errorHandler(logger, { render: renderFor(paths) }));
   app.notFound(notFoundHandler);
 
@@ -108,26 +110,6 @@ function securityHeaders(): MiddlewareHandler<Env> {
     c.header('x-content-type-options', 'nosniff');
     c.header('referrer-policy', 'same-origin');
     c.header('x-frame-options', 'DENY');
-  };
-}
-
-/** One debug line per request; never headers (they carry cookies and credentials). */
-function accessLog(logger: Logger): MiddlewareHandler<DashboardEnv> {
-  return async (c, next) => {
-    if (!logger.isLevelEnabled('debug')) return next();
-    const start = performance.now();
-    await next();
-    logger.debug(
-      {
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        ms: Math.round((performance.now() - start) * 10) / 10,
-        requestId: c.get('requestId'),
-        user: c.get('dashboardUser')?.sub,
-      },
-      'request',
-    );
   };
 }
 

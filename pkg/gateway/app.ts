@@ -2,6 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Env, MiddlewareHandler } from 'hono';
 import { agentKind, evaluatorKind, modelKind, queryKind, teamKind } from '../api/index.ts';
 import {
+  accessLog,
   bodyLimit,
   jsonDepthLimit,
   mountDocsPage,
@@ -48,7 +49,13 @@ export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): 
   if (opts.metrics) app.use('*', opts.metrics.middleware);
   app.use('*', requestId());
   if (opts.refuseNew) app.use('*', opts.refuseNew);
-  app.use('*', accessLog(deps.logger));
+  app.use(
+    '*',
+    accessLog<Env>(deps.logger, {
+      who: (c) => ({ principal: c.get('principal')?.name }),
+      traceHeaders: true,
+    }),
+  );
   // Streams (never buffers) and skips GET/HEAD, which keeps the list hot path off the body.
   app.use('*', bodyLimit(opts.bodyLimitBytes ?? 10 * 1024 * 1024));
   app.use('*', jsonDepthLimit());
@@ -83,28 +90,4 @@ export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): 
   documentBrokerProxy(app);
   for (const extend of opts.extensions ?? []) extend(app);
   return app;
-}
-
-/**
- * One debug line per request; at trace level with the request headers. Credentials in them are
- * redacted by pkg/log (the redaction test runs at trace level). Costs nothing when debug is off.
- */
-function accessLog(logger: GatewayDeps['logger']): MiddlewareHandler<Env> {
-  return async (c, next) => {
-    if (!logger.isLevelEnabled('debug')) return next();
-    const start = performance.now();
-    await next();
-    logger.debug(
-      {
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        ms: Math.round((performance.now() - start) * 10) / 10,
-        requestId: c.get('requestId'),
-        principal: c.get('principal')?.name,
-        ...(logger.isLevelEnabled('trace') ? { headers: c.req.header() } : {}),
-      },
-      'request',
-    );
-  };
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { createLogger, type Logger } from '../log/index.ts';
 import type { InformerCache } from './cache.ts';
+import { isConflict } from './client/index.ts';
 import type { ObjectLike } from './client/types.ts';
 import type { KindRef } from './kinds.ts';
 import type { Runnable } from './manager.ts';
@@ -30,6 +31,21 @@ export interface ReconcileContext {
 
 export interface Reconciler {
   reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined>;
+}
+
+/**
+ * Runs one reconcile; a conflict means someone (often our own earlier write) changed the object
+ * since the cache saw it, so it is retried against the fresher cache (rate-limited, not an error).
+ */
+export async function requeueOnConflict(
+  reconcile: () => Promise<ReconcileResult | undefined>,
+): Promise<ReconcileResult | undefined> {
+  try {
+    return await reconcile();
+  } catch (err) {
+    if (isConflict(err)) return { requeue: true };
+    throw err;
+  }
 }
 
 /** A failure retrying cannot fix (bad spec): logged and counted, never requeued. */

@@ -4,26 +4,14 @@
  * answers from the bearer token's subject, as the real one answers from the user's RBAC), items are
  * shown with each source's error inline, and a missing marketplace API is tolerated.
  */
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InteractiveOidc, startInteractiveOidc } from '../fixtures/oidc/interactive.ts';
-import { launchBrowser, loginAtProvider, newContext, screenshot, type TestContext } from './browser.ts';
-import {
-  freePort,
-  json,
-  type SeenRequest,
-  type StubApi,
-  ssoEnv,
-  startDashboard,
-  startStubApi,
-  type TestDashboard,
-} from './support.ts';
+import { screenshot, type TestContext } from './browser.ts';
+import { type BrowserStack, startBrowserStack } from './stack.ts';
+import { json, type SeenRequest, type StubApi } from './support.ts';
 
 const base = '/v1/namespaces/stub-ns';
-let oidc: InteractiveOidc;
+let stack: BrowserStack;
 let api: StubApi;
-let dash: TestDashboard;
-let browser: Browser;
 let available = true;
 let permissionsFail = false;
 const sources = [
@@ -42,9 +30,8 @@ const subjectOf = (r: SeenRequest) =>
     .sub;
 
 beforeAll(async () => {
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  api = await startStubApi();
+  stack = await startBrowserStack();
+  ({ api } = stack);
   const gone = (res: Parameters<Parameters<StubApi['on']>[1]>[1]) =>
     json(res, 404, { error: { code: 'not_found', message: 'no route' } });
   api.on(`${base}/marketplace-sources`, (r, res) => {
@@ -75,26 +62,12 @@ beforeAll(async () => {
       ],
     });
   });
-  oidc = await startInteractiveOidc({
-    redirectUris: [`${origin}/api/auth/callback/test-idp`],
-    postLogoutRedirectUris: [`${origin}/signout`],
-  });
-  dash = await startDashboard(ssoEnv(oidc, origin, '', api.url), port);
-  browser = await launchBrowser();
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await dash?.close();
-  await oidc?.close();
-  await api?.close();
-});
+afterAll(() => stack?.close());
 
 async function openMarketplace(login: string): Promise<TestContext> {
-  const t = await newContext(browser);
-  await t.page.goto(`${dash.url}/marketplace`);
-  await loginAtProvider(t.page, login);
-  await t.page.waitForURL(`${dash.url}/marketplace`);
+  const t = await stack.signIn(login, '/marketplace');
   await t.page.waitForSelector('body[data-ready="true"]');
   return t;
 }

@@ -4,57 +4,31 @@
  * the user to sign-in, and a session large enough to be chunked. The dashboard's clock is moved
  * forward instead of waiting; the provider (real time) issues 5-minute access tokens.
  */
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InteractiveOidc, startInteractiveOidc } from '../fixtures/oidc/interactive.ts';
-import { launchBrowser, loginAtProvider, newContext, type TestContext } from './browser.ts';
-import {
-  freePort,
-  json,
-  type StubApi,
-  ssoEnv,
-  startDashboard,
-  startStubApi,
-  type TestDashboard,
-} from './support.ts';
+import type { InteractiveOidc } from '../fixtures/oidc/interactive.ts';
+import { loginAtProvider, type TestContext } from './browser.ts';
+import { type BrowserStack, startBrowserStack } from './stack.ts';
+import { json, type TestDashboard } from './support.ts';
 
 const MINUTE = 60_000;
+let stack: BrowserStack;
 let oidc: InteractiveOidc;
-let api: StubApi;
 let dash: TestDashboard;
-let browser: Browser;
 
 beforeAll(async () => {
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  api = await startStubApi();
-  api.on('/v1/whoami', (r, res) => json(res, 200, { authorization: r.headers.authorization }));
-  oidc = await startInteractiveOidc({
-    redirectUris: [`${origin}/api/auth/callback/test-idp`],
-    postLogoutRedirectUris: [`${origin}/signout`],
+  stack = await startBrowserStack({
     accessTokenTtl: 300,
     // A user in many groups: the ID token, and with it the session, outgrows one cookie.
     claimsFor: (login) =>
       login === 'many-groups' ? { groups: Array.from({ length: 150 }, (_, i) => `group-number-${i}`) } : {},
   });
-  dash = await startDashboard(ssoEnv(oidc, origin, '', api.url), port);
-  browser = await launchBrowser();
+  stack.api.on('/v1/whoami', (r, res) => json(res, 200, { authorization: r.headers.authorization }));
+  ({ oidc, dash } = stack);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await dash?.close();
-  await oidc?.close();
-  await api?.close();
-});
+afterAll(() => stack?.close());
 
-async function signIn(login: string): Promise<TestContext> {
-  const t = await newContext(browser);
-  await t.page.goto(`${dash.url}/`);
-  await loginAtProvider(t.page, login);
-  await t.page.waitForURL(`${dash.url}/`);
-  return t;
-}
+const signIn = (login: string) => stack.signIn(login);
 
 /** What the API received on one proxied call made by the page. */
 const whoami = (t: TestContext) =>

@@ -3,50 +3,24 @@
  * provider's end_session_endpoint with id_token_hint, post_logout_redirect_uri and client_id),
  * and the local sign-out is a CSRF-protected POST.
  */
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InteractiveOidc, startInteractiveOidc } from '../fixtures/oidc/interactive.ts';
-import { launchBrowser, loginAtProvider, newContext, screenshot, type TestContext } from './browser.ts';
-import {
-  freePort,
-  type StubApi,
-  ssoEnv,
-  startDashboard,
-  startStubApi,
-  type TestDashboard,
-} from './support.ts';
+import type { InteractiveOidc } from '../fixtures/oidc/interactive.ts';
+import { newContext, screenshot, type TestContext } from './browser.ts';
+import { type BrowserStack, startBrowserStack } from './stack.ts';
+import type { TestDashboard } from './support.ts';
 
+let stack: BrowserStack;
 let oidc: InteractiveOidc;
-let api: StubApi;
 let dash: TestDashboard;
-let browser: Browser;
 
 beforeAll(async () => {
-  const port = await freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  api = await startStubApi();
-  oidc = await startInteractiveOidc({
-    redirectUris: [`${origin}/api/auth/callback/test-idp`],
-    postLogoutRedirectUris: [`${origin}/signout`],
-  });
-  dash = await startDashboard(ssoEnv(oidc, origin, '', api.url), port);
-  browser = await launchBrowser();
+  stack = await startBrowserStack();
+  ({ oidc, dash } = stack);
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await dash?.close();
-  await oidc?.close();
-  await api?.close();
-});
+afterAll(() => stack?.close());
 
-async function signIn(login: string): Promise<TestContext> {
-  const t = await newContext(browser);
-  await t.page.goto(`${dash.url}/`);
-  await loginAtProvider(t.page, login);
-  await t.page.waitForURL(`${dash.url}/`);
-  return t;
-}
+const signIn = (login: string) => stack.signIn(login);
 
 const sessionCookies = async (t: TestContext) =>
   (await t.context.cookies()).filter((c) => c.name.startsWith('berth.session-token'));
@@ -80,7 +54,7 @@ describe('federated sign-out', () => {
   });
 
   it('with no session, goes to the provider without a hint (the provider asks) and still clears cookies', async () => {
-    const t = await newContext(browser);
+    const t = await newContext(stack.browser);
     const res = await t.context.request.get(`${dash.url}/api/auth/federated-signout`, { maxRedirects: 0 });
     expect(res.status()).toBe(302);
     const to = new URL(res.headers().location as string);

@@ -2,13 +2,14 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { EVALUATION_TERMINAL_PHASES, type Evaluation, Kinds } from '../../api/index.ts';
 import { durationField } from '../../engine/duration.ts';
 import type { EngineFetch } from '../../engine/http.ts';
-import { type Client, ignoreNotFound, isConflict, patchStatus } from '../../kube/client/index.ts';
-import type {
-  ReconcileContext,
-  ReconcileResult,
-  Reconciler,
-  Request,
-  Source,
+import { type Client, ignoreNotFound, patchStatus } from '../../kube/client/index.ts';
+import {
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+  type Request,
+  requeueOnConflict,
+  type Source,
 } from '../../kube/controller.ts';
 import type { Runnable } from '../../kube/manager.ts';
 import type { Logger } from '../../log/index.ts';
@@ -97,14 +98,8 @@ export class EvaluationReconciler implements Reconciler, Runnable {
       .map((e) => ({ namespace, name: e.metadata.name }));
   }
 
-  async reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    try {
-      return await this.reconcileOnce(req, ctx);
-    } catch (err) {
-      // Someone (often our own earlier write) changed the object: retry against the fresher cache.
-      if (isConflict(err)) return { requeue: true };
-      throw err;
-    }
+  reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    return requeueOnConflict(() => this.reconcileOnce(req, ctx));
   }
 
   private async reconcileOnce(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {

@@ -1,18 +1,13 @@
 import { Kinds, QUERY_FINALIZER, type Query, TERMINAL_PHASES } from '../../api/index.ts';
 import type { QueryEngine } from '../../engine/contract.ts';
+import { addFinalizer, type Client, ignoreNotFound, patchStatus } from '../../kube/client/index.ts';
 import {
-  addFinalizer,
-  type Client,
-  ignoreNotFound,
-  isConflict,
-  patchStatus,
-} from '../../kube/client/index.ts';
-import type {
-  ReconcileContext,
-  ReconcileResult,
-  Reconciler,
-  Request,
-  Source,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+  type Request,
+  requeueOnConflict,
+  type Source,
 } from '../../kube/controller.ts';
 import type { EventRecorder } from '../../kube/events.ts';
 import type { Runnable } from '../../kube/manager.ts';
@@ -100,14 +95,8 @@ export class QueryReconciler implements Reconciler, Runnable {
     return this.runs.abortAll('shutdown');
   }
 
-  async reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    try {
-      return await this.reconcileOnce(req, ctx);
-    } catch (err) {
-      // Someone (often our own earlier write) changed the object: retry against the fresher cache.
-      if (isConflict(err)) return { requeue: true };
-      throw err;
-    }
+  reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    return requeueOnConflict(() => this.reconcileOnce(req, ctx));
   }
 
   private async reconcileOnce(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
