@@ -20,6 +20,7 @@ export {
   jsonTooDeep,
   MAX_JSON_DEPTH,
   parseJson,
+  parseJsonBody,
 } from './json-body/index.ts';
 export { mediaTypeOf, requireMediaType } from './media-type/index.ts';
 export {

@@ -88,6 +88,18 @@ describe('OTLP ingest with the real exporters', () => {
     expect(proto400.status).toBe(400);
     const big = await post(`${b.url}/v1/traces`, 'x'.repeat(11 * 1024 * 1024));
     expect(big.status).toBe(413);
+    // Too deep, plain and gzip (the plain body is checked once, by the app's depth limit).
+    const deep = `{"resourceSpans":[${'['.repeat(5000)}${']'.repeat(5000)}]}`;
+    const deepPlain = await post(`${b.url}/v1/traces`, deep);
+    expect(deepPlain.status).toBe(400);
+    expect((await deepPlain.json()).error.code).toBe('json_too_deep');
+    const deepGzip = await fetch(`${b.url}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(deep),
+    });
+    expect(deepGzip.status).toBe(400);
+    expect(JSON.stringify(await deepGzip.json())).toContain('nested more than');
   });
 
   it('watches spans over SSE (from-beginning overrides cursor) and purges without reusing sequences', async () => {

@@ -28,7 +28,10 @@ const ENTRY_OVERHEAD = 160;
 const WIDE = /[^ -\xff]/;
 
 export function entryBytes(json: string, extra = 0): number {
-  return (WIDE.test(json) ? json.length * 2 : json.length) + ENTRY_OVERHEAD + extra;
+  // UTF-8 length equal to the char count means pure ASCII: a native count, far cheaper than the
+  // regex scan that only text with characters past 0x7f needs.
+  const narrow = Buffer.byteLength(json) === json.length || !WIDE.test(json);
+  return (narrow ? json.length : json.length * 2) + ENTRY_OVERHEAD + extra;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { gunzipSync } from 'node:zlib';
 import type { Context } from 'hono';
-import { mediaTypeOf, parseJson, sendError } from '../../http/index.ts';
+import { mediaTypeOf, parseJson, parseJsonBody, sendError } from '../../http/index.ts';
 import type { BrokerDeps } from '../deps.ts';
 import { flattenRequest } from './otlp.ts';
 import { decodeTraceRequest, encodeTraceResponse } from './otlp-proto.ts';
@@ -24,8 +24,13 @@ export async function ingestTraces(c: Context, deps: BrokerDeps): Promise<Respon
       'unsupported_media_type',
       `unsupported media type ${JSON.stringify(type || 'none')}; send application/json or application/x-protobuf`,
     );
-  let body: Uint8Array = new Uint8Array(await c.req.arrayBuffer());
   const encoding = (c.req.header('content-encoding') ?? 'identity').toLowerCase();
+  // Plain JSON: the text the depth-limit middleware already read and checked.
+  if (!proto && encoding === 'identity') {
+    const text = await c.req.text();
+    return store(c, deps, async () => parseJsonBody(c, text), false);
+  }
+  let body: Uint8Array = new Uint8Array(await c.req.arrayBuffer());
   if (encoding === 'gzip') {
     try {
       body = gunzipSync(body, { maxOutputLength: deps.config.bodyLimitBytes });
@@ -47,10 +52,20 @@ export async function ingestTraces(c: Context, deps: BrokerDeps): Promise<Respon
       `unsupported content-encoding ${JSON.stringify(encoding)}; use gzip or none`,
     );
 
+  const decoded = body;
+  return store(
+    c,
+    deps,
+    async () => (proto ? decodeTraceRequest(decoded) : parseJson(Buffer.from(decoded).toString('utf8'))),
+    proto,
+  );
+}
+
+/** Validates and stores one decoded export; answers in the export's own encoding. */
+async function store(c: Context, deps: BrokerDeps, decode: () => Promise<unknown>, proto: boolean) {
   let flat: ReturnType<typeof flattenRequest>;
   try {
-    const req = proto ? decodeTraceRequest(body) : parseJson(Buffer.from(body).toString('utf8'));
-    flat = flattenRequest(req);
+    flat = flattenRequest(await decode());
   } catch (err) {
     return sendError(
       c,
