@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { HttpError, parseJson, requireMediaType, sendError, validationHook } from '../../http/index.ts';
+import { HttpError, parseJsonBody, requireMediaType, sendError, validationHook } from '../../http/index.ts';
 
 /** 415 for a JSON route that received another media type (the body is optional when `optional`). */
 export const jsonOnly = (optional = false) =>
@@ -22,7 +22,7 @@ export async function optionalJsonBody<T>(
   if (!text) return { ok: true, value: undefined };
   let raw: unknown;
   try {
-    raw = parseJson(text);
+    raw = parseJsonBody(c, text); // trimmed: the same depth as the text the middleware checked
   } catch (err) {
     if (err instanceof HttpError) throw err; // too deep: the error handler answers
     return { ok: false, res: sendError(c, 400, 'invalid_json', `malformed JSON: ${(err as Error).message}`) };

@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { Kinds, type Query, TERMINAL_PHASES } from '../../api/index.ts';
-import { HttpError } from '../../http/index.ts';
+import { HttpError, parseJsonBody } from '../../http/index.ts';
 import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { type ChatOutcome, type ChatRecorder, NO_CHAT } from '../metrics.ts';
@@ -19,9 +19,9 @@ export interface CompletionOptions {
 const terminal: ReadonlySet<string | undefined> = new Set(TERMINAL_PHASES);
 const isFinished = (q: unknown) => terminal.has((q as Query | undefined)?.status?.phase);
 
-/** The validated request; malformed JSON throws from `c.req.json()` into the error handler (400). */
+/** The validated request; malformed JSON throws from `JSON.parse` into the error handler (400). */
 async function readRequest(c: Context): Promise<ChatRequest> {
-  const parsed = chatRequest.safeParse(await c.req.json());
+  const parsed = chatRequest.safeParse(parseJsonBody(c, await c.req.text()));
   if (!parsed.success) {
     // OpenAI names one parameter per error: the first issue's.
     const issue = parsed.error.issues[0];

@@ -5,7 +5,7 @@ import type { OpenAPIHono, RouteConfig, RouteHandler } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { validationHook } from '../errors/index.ts';
-import { parseJson } from '../json-body/index.ts';
+import { parseJsonBody } from '../json-body/index.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: routes mount on apps with any Env
 export type AnyOpenAPIHono = OpenAPIHono<any, any, any>;
@@ -43,7 +43,7 @@ export function jsonBodyRoute<S extends z.ZodType>(
     request: { ...config.request, body: { content: { 'application/json': { schema } }, required: true } },
   });
   const validated: MiddlewareHandler = async (c) => {
-    const parsed = schema.safeParse(parseJson(await c.req.text()));
+    const parsed = schema.safeParse(parseJsonBody(c, await c.req.text()));
     if (!parsed.success) return validationHook(parsed, c) as Response;
     return handler(c, parsed.data);
   };
