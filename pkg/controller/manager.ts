@@ -50,6 +50,8 @@ export interface RunningController {
   evaluations?: EvaluationReconciler;
   metrics: ControllerMetrics;
   isLeader(): boolean;
+  /** What `/readyz` answers: caches synced and not stopping. */
+  ready(): boolean;
   probesPort?: number;
   metricsPort?: number;
   stop(): Promise<void>;
@@ -165,9 +167,12 @@ export async function startController(opts: StartControllerOptions): Promise<Run
   const evaluations = opts.evaluation === false ? undefined : addEvaluations(mgr, opts, common);
   if (opts.marketplaceSeed) metrics.track(addSeeder(mgr, opts.marketplaceSeed, common));
 
+  // Unready from the first moment of a stop, while runs are aborted and the lease released (the
+  // probes server itself stops last), like the API service and the broker while they drain.
+  let stopping = false;
   const health = {
     informers: () => cache.health(),
-    ready: () => cache.synced,
+    ready: () => cache.synced && !stopping,
     leader: () => ({ isLeader: mgr.isLeader(), ...(mgr.leader() ? { leader: mgr.leader() } : {}) }),
   };
   const p = opts.probes === false ? undefined : (opts.probes ?? { port: 8081 });
@@ -193,9 +198,11 @@ export async function startController(opts: StartControllerOptions): Promise<Run
     evaluations: evaluations?.reconciler,
     metrics,
     isLeader: () => mgr.isLeader(),
+    ready: health.ready,
     probesPort: probes?.port,
     metricsPort: metricsServer?.port,
     stop: async () => {
+      stopping = true;
       await mgr.stop();
       await evaluations?.close(); // events and spans of the calls aborted above are flushed here
       logger.info('controller stopped');
