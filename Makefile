@@ -28,7 +28,7 @@ up: install kube
 test: install kube browser
 	node hack/run-tests.ts
 
-# The fault, fuzz and security suites at full length (docs/faults.md): 100,000 generated requests
+# The fault, fuzz and security suites at full length (docs/reliability.md): 100,000 generated requests
 # per service instead of 10,000, and the long fault variants (BERTH_FAULTS=long).
 test-faults: install kube
 	FUZZ_CASES=100000 BERTH_FAULTS=long node hack/run-tests.ts test/fuzz test/faults test/security

@@ -174,7 +174,7 @@ sample();
 const sampler = setInterval(() => {
   sample();
   // Steady state: the broker's domains are purged each period (the watch stays). Not the chunks:
-  // purging them under live streams leaves those streams without their end (docs/faults.md); the
+  // purging them under live streams leaves those streams without their end (docs/reliability.md); the
   // in-memory chunk store is bounded by its own cap and TTL.
   for (const domain of ['messages', 'events', 'traces', 'sessions', 'conversations'])
     void fetch(`${ready.broker}/${domain}`, { method: 'DELETE' }).catch(failed);
