@@ -1,7 +1,7 @@
 import type { SseHub } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import { MemoryChunkStore } from './chunks/memory-store.ts';
-import { queryTopic } from './chunks/query-stream.ts';
+import { PURGED_FRAME, QUERY_TOPICS, queryTopic } from './chunks/query-stream.ts';
 import type { RedisChunkStore } from './chunks/redis-store.ts';
 import { CHUNKS_TOPIC } from './chunks/routes.ts';
 import { type ChunkStore, chunkJson } from './chunks/types.ts';
@@ -158,6 +158,7 @@ export async function openStores(config: BrokerConfig, hub: SseHub, logger: Logg
       // The per-query stream frames the bare chunk itself (and may split it), so it gets the record.
       hub.publish(queryTopic(e.query), e.seq, e, () => chunkJson(e));
     });
+    chunks.onPurge(() => hub.endTopics(QUERY_TOPICS, PURGED_FRAME));
     traces.onAppend((e) => hub.publish(TRACES_TOPIC, e.seq, spanMeta(e), e.json));
     sessions.onChange((seq, view, json) => {
       // A session changes on every message: build its view only when someone watches.

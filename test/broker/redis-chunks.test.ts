@@ -123,6 +123,34 @@ describe('Redis chunk store across replicas', () => {
     }
   });
 
+  it('tells every replica of a purge on any of them, also one whose reader was cut at the time', async () => {
+    const keyPrefix = fresh();
+    const a = await openStore({ url: sharedRedisUrl(), keyPrefix });
+    const b = await openStore({ url: sharedRedisUrl(), keyPrefix });
+    const admin = new Redis(sharedRedisUrl());
+    try {
+      let purgesA = 0;
+      let purgesB = 0;
+      a.onPurge(() => purgesA++);
+      b.onPurge(() => purgesB++);
+      await a.append('q', [{ i: 1 }]);
+      expect(await a.purge()).toBe(1);
+      await eventually(() => purgesA === 1 && purgesB === 1);
+      await killReader(admin, b);
+      await a.purge(); // while B's reader reconnects: it reads the purge from where it was
+      await eventually(() => purgesB === 2);
+      expect(purgesA).toBe(2);
+      // The purge marker is not a chunk: pages and sequences go on as before.
+      const [next] = await b.append('q', [{ i: 2 }]);
+      expect(next?.seq).toBe(2);
+      expect((await a.page(undefined, 0, 10)).items.map((e) => e.seq)).toEqual([2]);
+    } finally {
+      admin.disconnect();
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('keeps sequences stable when the firehose is trimmed (MAXLEN ~), and expires query streams by TTL', async () => {
     const keyPrefix = fresh();
     const s = await openStore({ url: sharedRedisUrl(), keyPrefix, maxChunks: 100, ttlSeconds: 30 });

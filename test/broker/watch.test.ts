@@ -122,6 +122,33 @@ describe('per-query chunk stream', () => {
     }
   });
 
+  it('ends every open query stream at once when the chunks are purged, and keeps the firehose watch', async () => {
+    const own = await startTestBroker();
+    try {
+      await post(`${own.url}/stream/live-a`, [{ n: 1 }]);
+      await post(`${own.url}/stream/live-b`, [{ n: 1 }]);
+      const firehose = collect(`${own.url}/stream?watch=true`);
+      const streams = await Promise.all(
+        ['live-a', 'live-b'].map((q) => openStream(`${own.url}/stream/${q}?from-beginning=true`)),
+      );
+      for (const st of streams) await st.readUntil(/"n":1/); // open, and past their first chunk
+      await eventually(() => firehose.es.readyState === 1);
+      const purged = await json(fetch(`${own.url}/stream`, { method: 'DELETE' }));
+      expect(purged.deleted).toBeGreaterThanOrEqual(2);
+      const started = Date.now();
+      for (const st of streams)
+        expect(await st.readUntil(/data: \[DONE\]/)).toMatch(/"code":"purged"[\s\S]*data: \[DONE\]/);
+      expect(Date.now() - started).toBeLessThan(5_000); // not the idle timeout
+      // The firehose watch is not a query's stream: it stays open and sees what comes next.
+      await post(`${own.url}/stream/after`, [{ n: 2 }]);
+      await firehose.until(1);
+      expect(JSON.parse(firehose.data.at(-1) as string).query).toBe('after');
+      firehose.close();
+    } finally {
+      await own.close();
+    }
+  });
+
   it('404s an unknown query without wait-for-query; a rerun after completion streams only the new run', async () => {
     expect((await fetch(`${b.url}/stream/never`)).status).toBe(404);
     await post(`${b.url}/stream/rerun`, [{ n: 1 }]);
@@ -168,3 +195,21 @@ describe('sessions', () => {
     expect((await fetch(`${b.url}/sessions/nope`)).status).toBe(404);
   });
 });
+
+/** A raw SSE response read step by step (the stream stays open between reads). */
+async function openStream(url: string) {
+  const res = await fetch(url);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const dec = new TextDecoder();
+  let text = '';
+  return {
+    async readUntil(re: RegExp): Promise<string> {
+      while (!re.test(text)) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        text += dec.decode(value, { stream: true });
+      }
+      return text;
+    },
+  };
+}

@@ -174,8 +174,8 @@ sample();
 const sampler = setInterval(() => {
   sample();
   // Steady state: the broker's domains are purged each period (the watch stays). Not the chunks:
-  // purging them under live streams leaves those streams without their end (docs/reliability.md); the
-  // in-memory chunk store is bounded by its own cap and TTL.
+  // a purge ends the chat streams open at that moment (docs/reliability.md), which would count as
+  // errors here; the in-memory chunk store is bounded by its own cap and TTL.
   for (const domain of ['messages', 'events', 'traces', 'sessions', 'conversations'])
     void fetch(`${ready.broker}/${domain}`, { method: 'DELETE' }).catch(failed);
 }, PERIOD_MS);

@@ -29,6 +29,7 @@ function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): S
 /** Chunks in memory: one firehose log indexed by query, plus each query's stream state. */
 export class MemoryChunkStore extends LogStore<StoredChunk, 'query'> implements ChunkStore {
   readonly #streams = new Map<string, StreamState>();
+  readonly #purgeListeners: Array<() => void> = [];
   readonly #opts: MemoryChunkStoreOptions;
 
   constructor(opts: MemoryChunkStoreOptions) {
@@ -61,7 +62,13 @@ export class MemoryChunkStore extends LogStore<StoredChunk, 'query'> implements 
 
   async purge(): Promise<number> {
     this.#streams.clear();
-    return this.log.clear();
+    const n = this.log.clear();
+    for (const l of this.#purgeListeners) l();
+    return n;
+  }
+
+  onPurge(listener: () => void): void {
+    this.#purgeListeners.push(listener);
   }
 
   sweep(): void {

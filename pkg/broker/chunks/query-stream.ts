@@ -7,7 +7,7 @@ import { type ChunkStore, chunkJson, type StoredChunk, type StreamState } from '
 
 const EMPTY = Buffer.alloc(0);
 
-export const queryTopic = (query: string) => `stream/${query}`;
+export const queryTopic = (query: string) => `${QUERY_TOPICS}${query}`;
 
 export interface QueryStreamOptions {
   fromBeginning: boolean;
@@ -17,8 +17,22 @@ export interface QueryStreamOptions {
   idleMs: number;
 }
 
-const errorFrame = (message: string, code: string) =>
-  eventFrame(undefined, JSON.stringify({ error: { message, type: 'timeout_error', code } }));
+const errorFrame = (message: string, code: string, type = 'timeout_error') =>
+  eventFrame(undefined, JSON.stringify({ error: { message, type, code } }));
+
+/** Topics of the per-query streams (the firehose has its own, `chunks`). */
+export const QUERY_TOPICS = 'stream/';
+
+/**
+ * What a query stream still open gets when the chunks are purged (`DELETE /stream`, on any
+ * replica), before its `[DONE]`: what it was following is gone, so it ends now instead of waiting
+ * for the idle timeout.
+ */
+export const PURGED_FRAME = errorFrame(
+  'the chunks of this stream were purged (DELETE /stream); the stream was closed',
+  'purged',
+  'server_error',
+);
 
 /**
  * `GET /stream/{query}`: the query's chunks as `data: <chunk>` frames, ending with `[DONE]` on

@@ -11,6 +11,12 @@ export interface FirehoseReaderOptions {
   /** Entries, oldest first, exactly once each, in id order. */
   deliver: (entries: RawEntry[]) => void;
   logger: Logger;
+  /**
+   * A second stream read in the same XREAD: one entry per purge by any replica, so each process
+   * learns of every purge (and, after a reconnect, of the ones it missed) without a connection more.
+   */
+  purgeKey?: string;
+  onPurge?: () => void;
   /** How long one XREAD blocks before it is re-issued (ms). */
   blockMs?: number;
   /** Entries per read. */
@@ -28,6 +34,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
 export class FirehoseReader {
   readonly #o: FirehoseReaderOptions;
   #lastId: string | undefined;
+  #purgeId: string | undefined;
   #stopped = false;
   #loop: Promise<void> | undefined;
   #failing = false;
@@ -61,14 +68,22 @@ export class FirehoseReader {
     while (!this.#stopped) {
       try {
         // Start after what the firehose holds when the reader first reaches Redis (live from then).
-        this.#lastId ??= await this.#tailId();
-        const res = (await conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', key, this.#lastId)) as
+        this.#lastId ??= await this.#tailId(key);
+        const purges = this.#o.purgeKey;
+        if (purges) this.#purgeId ??= await this.#tailId(purges);
+        const streams = purges ? [key, purges, this.#lastId, this.#purgeId as string] : [key, this.#lastId];
+        const res = (await conn.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', ...streams)) as
           | [string, RawEntry[]][]
           | null;
         if (this.#failing) logger.info({ lastId: this.#lastId }, 'chunk reader reconnected; caught up');
         this.#failing = false;
         backoff = 0;
-        const entries = res?.[0]?.[1];
+        const purged = res?.find(([k]) => k === purges)?.[1];
+        if (purged?.length) {
+          this.#purgeId = (purged[purged.length - 1] as RawEntry)[0];
+          this.#o.onPurge?.();
+        }
+        const entries = res?.find(([k]) => k === key)?.[1];
         if (!entries?.length) continue;
         this.#gapCheck(entries);
         this.#lastId = (entries[entries.length - 1] as RawEntry)[0];
@@ -103,8 +118,8 @@ export class FirehoseReader {
       );
   }
 
-  async #tailId(): Promise<string> {
-    const last = (await this.#o.conn.xrevrange(this.#o.key, '+', '-', 'COUNT', 1)) as RawEntry[];
+  async #tailId(key: string): Promise<string> {
+    const last = (await this.#o.conn.xrevrange(key, '+', '-', 'COUNT', 1)) as RawEntry[];
     return last[0]?.[0] ?? '0-0';
   }
 }

@@ -64,6 +64,7 @@ export class RedisChunkStore implements ChunkStore {
   readonly #log: Logger;
   readonly #p: string;
   readonly #listeners: Array<(c: StoredChunk) => void> = [];
+  readonly #purgeListeners: Array<() => void> = [];
   #head = 0;
   /** The last connection error (cleared when a connection is ready again), for health. */
   readonly #conn: { error?: string | undefined } = {};
@@ -106,6 +107,10 @@ export class RedisChunkStore implements ChunkStore {
       key: this.#key('fh'),
       startId,
       deliver: (entries) => this.#deliver(entries),
+      purgeKey: this.#key('purges'),
+      onPurge: () => {
+        for (const l of this.#purgeListeners) l();
+      },
       logger: this.#log,
     });
     this.#reader.start();
@@ -117,6 +122,10 @@ export class RedisChunkStore implements ChunkStore {
 
   onAppend(listener: (c: StoredChunk) => void): void {
     this.#listeners.push(listener);
+  }
+
+  onPurge(listener: () => void): void {
+    this.#purgeListeners.push(listener);
   }
 
   /** Both connections up and the reader positioned (for /readyz: live delivery matters as much as writes). */
@@ -201,7 +210,10 @@ export class RedisChunkStore implements ChunkStore {
     return { items, total: res[1]?.[1] as number, hasMore: entries.length > limit };
   }
 
-  /** Deletes the firehose, every query stream and state; the sequence counter stays (never reused). */
+  /**
+   * Deletes the firehose, every query stream and state; the sequence counter stays (never reused).
+   * The purge is then announced on the `purges` stream, which every replica's reader follows.
+   */
   async purge(): Promise<number> {
     const fh = this.#key('fh');
     const res = await this.#run(this.#cmd.multi().xlen(fh).del(fh).exec());
@@ -215,6 +227,8 @@ export class RedisChunkStore implements ChunkStore {
       p.zrem(index, ...queries);
       await this.#run(p.exec());
     }
+    // Every replica's reader (this one's too) learns of the purge and ends its live query streams.
+    await this.#run(this.#cmd.xadd(this.#key('purges'), 'MAXLEN', '~', 64, '*', 'deleted', deleted));
     return deleted;
   }
 

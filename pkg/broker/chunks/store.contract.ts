@@ -26,11 +26,14 @@ export function chunkStoreContract(name: string, make: () => Promise<ChunkStore>
     });
     it('starts a new run after completion and keeps sequences through a purge', async () => {
       const s = await make();
+      let purges = 0;
+      s.onPurge(() => purges++);
       await s.append('q', [{ n: 1 }]);
       await s.complete('q');
       await s.append('q', [{ n: 2 }]);
       expect(await s.state('q')).toMatchObject({ completed: false, runAfter: 2 });
       expect(await s.purge()).toBe(3);
+      await until(() => purges === 1); // purge listeners end the open query streams
       expect(await s.state('q')).toBeUndefined();
       const [c] = await s.append('q', [{ n: 3 }]);
       expect(c?.seq).toBe(4);

@@ -37,6 +37,8 @@ export interface ChunkStore {
   purge(): Promise<number>;
   /** Every record stored (by this process or, for a shared backend, by any replica), in sequence order. */
   onAppend(listener: (c: StoredChunk) => void): void;
+  /** Called after every purge — by this process or, for a shared backend, by any replica. */
+  onPurge(listener: () => void): void;
   close(): Promise<void>;
 }
 

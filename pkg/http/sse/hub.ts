@@ -153,6 +153,22 @@ export class SseHub {
     for (const s of [...this.#sinks]) s.close('server', [frame, ...s.shutdownTail]);
   }
 
+  /**
+   * Ends the streams of every topic whose name starts with `prefix` (what they follow was purged):
+   * `frame` (an error event), then each sink's own `shutdownTail`. Returns how many ended.
+   */
+  endTopics(prefix: string, frame: Uint8Array): number {
+    let ended = 0;
+    for (const [topic, subs] of [...this.#topics]) {
+      if (!topic.startsWith(prefix)) continue;
+      for (const sub of [...subs]) {
+        sub.sink.close('server', [frame, ...sub.sink.shutdownTail]);
+        ended++;
+      }
+    }
+    return ended;
+  }
+
   /** Subscribers per topic (for metrics). */
   topicSizes(): Array<[topic: string, subscribers: number]> {
     return [...this.#topics].map(([topic, subs]) => [topic, subs.size]);
