@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { berthScheme, Kinds, SHARED_CACHE } from '../api/index.ts';
 import type { QueryEngine, ResourceLookup } from '../engine/contract.ts';
+import type { BerthQueryEngine } from '../engine/engine.ts';
 import type { InformerCache } from '../kube/cache.ts';
 import { Controller } from '../kube/controller.ts';
 import { EventRecorder } from '../kube/events.ts';
@@ -131,6 +132,7 @@ export async function startController(opts: StartControllerOptions): Promise<Run
   const deps = { client, engine, brokerUrl: opts.brokerUrl, recorder, logger, onPurged };
   const queries = new QueryReconciler(deps, opts.query);
   metrics.countRunningQueries(() => queries.runs.size);
+  if (engine && hasStats(engine)) metrics.countEngineEvents(() => engine.stats().events);
   const queryWorkers = opts.workers?.query ?? 8;
   mgr.add(
     metrics.track(
@@ -208,4 +210,9 @@ export async function startController(opts: StartControllerOptions): Promise<Run
       logger.info('controller stopped');
     },
   };
+}
+
+/** The Berth engine counts its event delivery; a stub engine (tests) need not. */
+function hasStats(e: QueryEngine): e is QueryEngine & Pick<BerthQueryEngine, 'stats'> {
+  return typeof (e as Partial<BerthQueryEngine>).stats === 'function';
 }

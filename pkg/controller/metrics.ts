@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { EventQueueStats } from '../engine/event-queue.ts';
 import type { InformerCache } from '../kube/cache.ts';
 import type { Controller, ControllerMetricsSink, ReconcileOutcome } from '../kube/controller.ts';
 
@@ -15,6 +16,7 @@ export class ControllerMetrics implements ControllerMetricsSink {
   private readonly purge: Histogram<'complete'>;
   private readonly controllers: Controller[] = [];
   private runningQueries: () => number = () => 0;
+  private engineEvents: () => EventQueueStats | undefined = () => undefined;
 
   constructor(opts: {
     cache: InformerCache;
@@ -24,6 +26,7 @@ export class ControllerMetrics implements ControllerMetricsSink {
     // The gauges' collect() has the gauge as `this`: reach the tracked state through closures.
     const controllers = this.controllers;
     const running = () => this.runningQueries();
+    const events = () => this.engineEvents();
     const registry = opts.registry ?? new Registry();
     this.registry = registry;
     const registers = [registry];
@@ -98,6 +101,30 @@ export class ControllerMetrics implements ControllerMetricsSink {
         this.set(opts.isLeader() ? 1 : 0);
       },
     });
+    new Counter({
+      name: 'berth_controller_engine_events_total',
+      help: 'Operation events the engine handed to the broker, by outcome: sent, dropped (queue full or engine closed), failed (given up after retries)',
+      labelNames: ['outcome'],
+      registers,
+      collect() {
+        const s = events();
+        if (!s) return;
+        this.reset();
+        for (const outcome of ['sent', 'dropped', 'failed'] as const) this.inc({ outcome }, s[outcome]);
+      },
+    });
+    new Gauge({
+      name: 'berth_controller_engine_events_pending',
+      help: 'Operation events waiting in the engine queue (queued) or in a request to the broker (in_flight)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const s = events();
+        if (!s) return;
+        this.set({ state: 'queued' }, s.queued);
+        this.set({ state: 'in_flight' }, s.inFlight);
+      },
+    });
     new Gauge({
       name: 'berth_controller_queries_running',
       help: 'Engine runs in flight in this process',
@@ -106,6 +133,11 @@ export class ControllerMetrics implements ControllerMetricsSink {
         this.set(running());
       },
     });
+  }
+
+  /** Where the engine's event-delivery metrics read from (the engine's own counters). */
+  countEngineEvents(stats: () => EventQueueStats | undefined): void {
+    this.engineEvents = stats;
   }
 
   /** Adds a controller's work queue to the depth gauge. */

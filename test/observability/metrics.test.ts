@@ -211,6 +211,8 @@ describe('the controller', () => {
       ['berth_controller_informer_restarts_total', 'counter'],
       ['berth_controller_leader', 'gauge'],
       ['berth_controller_queries_running', 'gauge'],
+      ['berth_controller_engine_events_total', 'counter'],
+      ['berth_controller_engine_events_pending', 'gauge'],
       ['process_cpu_user_seconds_total', 'counter'],
       ['nodejs_eventloop_lag_seconds', 'gauge'],
     ])
@@ -219,6 +221,10 @@ describe('the controller', () => {
       sample(text, 'berth_controller_reconcile_total', { controller: 'query', result: 'success' }),
     ).toBeGreaterThan(0);
     expect(sample(text, 'berth_controller_informer_restarts_total', { resource: 'queries' })).toBe(0);
+    // The scripted run's queries sent their events to the broker; none dropped or given up.
+    expect(sample(text, 'berth_controller_engine_events_total', { outcome: 'sent' })).toBeGreaterThan(0);
+    expect(sample(text, 'berth_controller_engine_events_total', { outcome: 'dropped' })).toBe(0);
+    expect(sample(text, 'berth_controller_engine_events_total', { outcome: 'failed' })).toBe(0);
     expect(text).not.toMatch(/^berth_controller_(process|nodejs)_/m);
     expect(conventionViolations(text)).toEqual([]);
   });
