@@ -1,3 +1,4 @@
+export { type LinkedSignal, linkSignals } from './abort/index.ts';
 export { type AccessLogOptions, accessLog } from './access-log/index.ts';
 export { bodyLimit, bodyTooLarge } from './body-limit/index.ts';
 export {

@@ -1,5 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { DEFAULT_MEMORY_NAME, Kinds, type Memory, type Query } from '../../api/index.ts';
+import { linkSignals } from '../../http/index.ts';
 import { ignoreNotFound, type Reader } from '../../kube/client/index.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
 import { secretValue } from '../lookup.ts';
@@ -45,18 +46,18 @@ async function del(
   signal: AbortSignal,
   doneStatuses: number[],
 ): Promise<string | undefined> {
+  // Linked, not AbortSignal.any(): `signal` lives as long as the controller (pkg/http/abort).
+  const linked = linkSignals(signal, AbortSignal.timeout(deps.timeoutMs));
   try {
-    const res = await (deps.fetch ?? fetch)(url, {
-      method: 'DELETE',
-      headers,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(deps.timeoutMs)]),
-    });
+    const res = await (deps.fetch ?? fetch)(url, { method: 'DELETE', headers, signal: linked.signal });
     await res.body?.cancel();
     if (res.ok || doneStatuses.includes(res.status)) return undefined;
     return `HTTP ${res.status}`;
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } };
     return e.cause?.code ?? e.cause?.message ?? e.message;
+  } finally {
+    linked.dispose();
   }
 }
 

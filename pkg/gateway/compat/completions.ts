@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { Kinds, type Query, TERMINAL_PHASES } from '../../api/index.ts';
-import { HttpError, parseJsonBody } from '../../http/index.ts';
+import { HttpError, linkSignals, parseJsonBody } from '../../http/index.ts';
 import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { type ChatOutcome, type ChatRecorder, NO_CHAT } from '../metrics.ts';
@@ -85,47 +85,57 @@ async function complete(
       `The model '${req.model}' does not exist in namespace ${deps.namespace}`,
       { type: 'not_found_error', param: 'model' },
     );
-  // Waiting ends when the client goes away or the shutdown grace period is over.
-  const signal = deps.shutdown ? AbortSignal.any([c.req.raw.signal, deps.shutdown]) : c.req.raw.signal;
-  // Subscribe before creating so no status change can slip between create and wait.
-  const finished = () =>
-    deps.cache.waitFor(Kinds.Query, deps.namespace, query.metadata.name, isFinished, {
-      timeoutMs: opts.waitTimeoutMs,
-      signal,
-    }) as Promise<Query>;
-  // A refusal is a KubeError: the sub-app's handler answers it (errors.ts, kubeErrorToCompat).
-  query = await deps.client.create(Kinds.Query, query);
-  if (req.stream)
-    return relayStream(c, deps, {
-      query,
-      model: req.model,
-      includeUsage: !!req.stream_options?.include_usage,
-      finished,
-      chat,
-    });
-  let done: Query;
+  // Waiting ends when the client goes away or the shutdown grace period is over (linked, not
+  // AbortSignal.any(), which would stay attached to the long-lived shutdown signal: pkg/http/abort).
+  const linked = linkSignals(c.req.raw.signal, deps.shutdown);
+  const { signal } = linked;
+  let handedOver = false;
   try {
-    done = await finished();
-  } catch (err) {
-    // Waiting failed: the client went away (nobody to answer), shutdown, or the wait timed out.
-    if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
-    if (deps.shutdown?.aborted) throw shuttingDown();
-    throw new CompatError(
-      504,
-      'timeout',
-      `query ${query.metadata.name} did not finish within ${opts.waitTimeoutMs} ms: ${(err as Error).message}`,
-      { type: 'timeout_error', retryable: false },
-    );
+    // Subscribe before creating so no status change can slip between create and wait.
+    const finished = () =>
+      deps.cache.waitFor(Kinds.Query, deps.namespace, query.metadata.name, isFinished, {
+        timeoutMs: opts.waitTimeoutMs,
+        signal,
+      }) as Promise<Query>;
+    // A refusal is a KubeError: the sub-app's handler answers it (errors.ts, kubeErrorToCompat).
+    query = await deps.client.create(Kinds.Query, query);
+    if (req.stream) {
+      handedOver = true; // the relay releases the signal when its stream ends
+      return relayStream(c, deps, {
+        query,
+        model: req.model,
+        includeUsage: !!req.stream_options?.include_usage,
+        finished,
+        chat,
+        release: linked.dispose,
+      });
+    }
+    let done: Query;
+    try {
+      done = await finished();
+    } catch (err) {
+      // Waiting failed: the client went away (nobody to answer), shutdown, or the wait timed out.
+      if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
+      if (deps.shutdown?.aborted) throw shuttingDown();
+      throw new CompatError(
+        504,
+        'timeout',
+        `query ${query.metadata.name} did not finish within ${opts.waitTimeoutMs} ms: ${(err as Error).message}`,
+        { type: 'timeout_error', retryable: false },
+      );
+    }
+    const phase = done.status?.phase;
+    if (phase !== 'done') {
+      const timedOut = /timed? ?out|deadline/i.test(done.status?.message ?? '');
+      throw new CompatError(
+        timedOut ? 504 : 500,
+        phase === 'canceled' ? 'query_canceled' : 'query_failed',
+        done.status?.message ?? `query ${phase}`,
+        { type: timedOut ? 'timeout_error' : 'server_error', retryable: false },
+      );
+    }
+    return c.json(completionOf(done, req.model));
+  } finally {
+    if (!handedOver) linked.dispose();
   }
-  const phase = done.status?.phase;
-  if (phase !== 'done') {
-    const timedOut = /timed? ?out|deadline/i.test(done.status?.message ?? '');
-    throw new CompatError(
-      timedOut ? 504 : 500,
-      phase === 'canceled' ? 'query_canceled' : 'query_failed',
-      done.status?.message ?? `query ${phase}`,
-      { type: timedOut ? 'timeout_error' : 'server_error', retryable: false },
-    );
-  }
-  return c.json(completionOf(done, req.model));
 }

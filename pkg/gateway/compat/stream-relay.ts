@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import type { Query } from '../../api/index.ts';
+import { linkSignals } from '../../http/index.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { ChatRecorder } from '../metrics.ts';
 import { chunkOf } from './completion-body.ts';
@@ -14,6 +15,8 @@ interface RelayInput {
   /** Resolves with the finished Query (from the informer watch); rejects on timeout or disconnect. */
   finished: () => Promise<Query>;
   chat: ChatRecorder;
+  /** Lets go of what waiting for the Query held (called once the relay is over). */
+  release: () => void;
 }
 
 interface UpstreamChunk {
@@ -104,13 +107,38 @@ function chunkWriter(s: SSEStreamingApi, input: RelayInput, id: string, created:
  * Every stream ends with one of the two. A client that goes away aborts the broker subscription.
  */
 export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInput): Promise<Response> {
-  const id = input.query.metadata.name;
-  const created = Math.floor(Date.now() / 1000);
   const abort = new AbortController();
   // The relay stops when it is done (abort), the client goes away, or the shutdown grace period
   // ends — the client is still there then: it gets a final error frame (see `stopped` below).
-  // AbortSignal.any keeps no listener on the long-lived shutdown signal once the request is gone.
-  const signal = AbortSignal.any([abort.signal, c.req.raw.signal, ...(deps.shutdown ? [deps.shutdown] : [])]);
+  // Linked, not AbortSignal.any(): that would stay attached to the long-lived shutdown signal.
+  const linked = linkSignals(abort.signal, c.req.raw.signal, deps.shutdown);
+  const release = () => {
+    linked.dispose();
+    input.release();
+  };
+  let streaming = false;
+  try {
+    const res = await relay(c, deps, input, abort, linked.signal, () => {
+      streaming = true;
+      return release;
+    });
+    return res;
+  } finally {
+    if (!streaming) release();
+  }
+}
+
+/** The relay proper; `streams()` is called when the SSE response takes over (it releases at its end). */
+async function relay(
+  c: Context,
+  deps: GatewayDeps,
+  input: RelayInput,
+  abort: AbortController,
+  signal: AbortSignal,
+  streams: () => () => void,
+): Promise<Response> {
+  const id = input.query.metadata.name;
+  const created = Math.floor(Date.now() / 1000);
   // Settles once: the finished Query, or undefined when waiting failed (timeout, disconnect).
   let finishedOnce: Promise<Query | undefined> | undefined;
   const finished = () => {
@@ -142,14 +170,24 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
       type: 'server_error',
     });
   }
-  const parsedFirst = safeParse(first.value);
+  const firstData: string = first.value;
+  const parsedFirst = safeParse(firstData);
   if (parsedFirst?.error) {
     abort.abort();
     throw earlyError(parsedFirst.error);
   }
 
   const { chat } = input;
+  const release = streams();
   return streamSSE(c, async (s) => {
+    try {
+      await relayChunks(s);
+    } finally {
+      release();
+    }
+  });
+
+  async function relayChunks(s: SSEStreamingApi): Promise<void> {
     s.onAbort(() => abort.abort());
     const out = chunkWriter(s, input, id, created);
     // The relay was stopped: by the shutdown grace period (the client still listens: tell it), or
@@ -173,7 +211,7 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
     let turn: string | undefined;
     let sawDone = false;
     try {
-      for (let data: string | undefined = first.value; data !== undefined; ) {
+      for (let data: string | undefined = firstData; data !== undefined; ) {
         if (signal.aborted) return stopped();
         if (data === '[DONE]') {
           sawDone = true;
@@ -208,7 +246,7 @@ export async function relayStream(c: Context, deps: GatewayDeps, input: RelayInp
     if (input.includeUsage) await out.usage(await finished());
     await out.done();
     chat.end('ok');
-  });
+  }
 }
 
 /** No broker configured: one content chunk from the finished Query, the finish chunk and `[DONE]`. */
