@@ -5,6 +5,7 @@ import { startGatewayServer } from '../pkg/gateway/server.ts';
 import { otlpTracesTarget } from '../pkg/http/otel/index.ts';
 import { InformerCache } from '../pkg/kube/cache.ts';
 import { createLogger } from '../pkg/log/index.ts';
+import { catchStopSignals } from './signals.ts';
 
 export interface ApiCliOptions {
   port: number;
@@ -17,6 +18,7 @@ export interface ApiCliOptions {
  * SHUTDOWN_GRACE_SECONDS (requests and chat streams in flight finish; new ones get 503).
  */
 export async function runApi(opts: ApiCliOptions): Promise<void> {
+  const signals = catchStopSignals(); // before anything listens: see cmd/signals.ts
   let env: ReturnType<typeof parseEnv<typeof gatewayEnvSchema>>;
   try {
     env = parseEnv(gatewayEnvSchema, process.env);
@@ -71,6 +73,5 @@ export async function runApi(opts: ApiCliOptions): Promise<void> {
         },
       );
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  signals.handle(stop);
 }

@@ -2,6 +2,7 @@ import { ConfigError, loadBrokerConfig } from '../pkg/broker/config.ts';
 import { startBroker } from '../pkg/broker/server.ts';
 import { shutdownGraceSeconds } from '../pkg/http/index.ts';
 import { createLogger } from '../pkg/log/index.ts';
+import { catchStopSignals } from './signals.ts';
 
 /**
  * `berth broker`: configuration from the environment (`--port` wins over PORT), then serve until
@@ -9,6 +10,7 @@ import { createLogger } from '../pkg/log/index.ts';
  * error frame and flush persistence before exiting.
  */
 export async function runBroker(opts: { port?: number }): Promise<void> {
+  const signals = catchStopSignals(); // before anything listens: see cmd/signals.ts
   let config: ReturnType<typeof loadBrokerConfig>;
   let graceMs: number;
   try {
@@ -53,6 +55,5 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
       },
     );
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  signals.handle(stop);
 }

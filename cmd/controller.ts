@@ -3,6 +3,7 @@ import { startController } from '../pkg/controller/index.ts';
 import { createQueryEngine, parseDuration } from '../pkg/engine/index.ts';
 import { createLogger } from '../pkg/log/index.ts';
 import type { ControllerCliOptions } from './controller-options.ts';
+import { catchStopSignals } from './signals.ts';
 
 function ms(value: string, flag: string): number {
   try {
@@ -20,6 +21,7 @@ function seedConfigMap(spec: string | undefined) {
 }
 
 export async function runController(opts: ControllerCliOptions): Promise<void> {
+  const signals = catchStopSignals(); // before anything listens: see cmd/signals.ts
   const logger = createLogger({ name: 'controller' });
   const kc = new KubeConfig();
   kc.loadFromDefault(); // KUBECONFIG, else ~/.kube/config, else in-cluster
@@ -77,6 +79,5 @@ export async function runController(opts: ControllerCliOptions): Promise<void> {
     await engine?.close();
     process.exit(0);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  signals.handle((signal) => void shutdown(signal));
 }
