@@ -13,10 +13,19 @@ import { mountChunkRoutes } from './chunks/routes.ts';
 import type { BrokerDeps } from './deps.ts';
 import { mountEventRoutes } from './events/routes.ts';
 import { mountBrokerHealth, refuseNewWatches } from './health.ts';
+import { MemoryIdempotencyStore } from './idempotency/memory-store.ts';
+import { idempotent } from './idempotency/middleware.ts';
 import { mountConversationRoutes } from './messages/conversation-routes.ts';
 import { mountMessageRoutes } from './messages/routes.ts';
 import { mountSessionRoutes } from './sessions/routes.ts';
 import { mountTraceRoutes } from './traces/routes.ts';
+
+/** The per-query purges (messages through the memory contract, events). */
+const PURGE_PATHS = [
+  '/queries/:queryId/messages',
+  '/conversations/:conversationId/queries/:queryId/messages',
+  '/events/:queryId',
+];
 
 export const BROKER_VERSION = process.env.npm_package_version ?? '0.1.0';
 
@@ -30,6 +39,10 @@ export function createBrokerApp(deps: BrokerDeps): OpenAPIHono {
   app.use('*', refuseNewWatches(deps));
   app.use('*', bodyLimit(deps.config.bodyLimitBytes));
   app.use('*', jsonDepthLimit());
+  // The Query finalizer's purges carry an Idempotency-Key: one repeated after a controller's death
+  // (on any replica) is answered, not run again.
+  const purges = idempotent(deps.idempotency ?? new MemoryIdempotencyStore());
+  for (const path of PURGE_PATHS) app.use(path, purges);
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
 

@@ -5,6 +5,7 @@ import type { ChunkStore } from './chunks/types.ts';
 import type { BrokerConfig } from './config.ts';
 import type { WatchDeps } from './core/watch-route.ts';
 import type { EventStore } from './events/types.ts';
+import type { IdempotencyStore } from './idempotency/types.ts';
 import type { MessageStore } from './messages/types.ts';
 import type { BrokerMetrics } from './metrics.ts';
 import type { SessionStore } from './sessions/types.ts';
@@ -33,6 +34,8 @@ export interface BrokerDeps {
   metrics?: BrokerMetrics;
   /** Own server spans (OTEL_* set). */
   tracing?: MiddlewareHandler<Env>;
+  /** Idempotency keys of the purges (memory when absent). */
+  idempotency?: IdempotencyStore;
   /** The durable storage backends and whether they answer (readiness). */
   health?: () => Promise<BackendHealth[]>;
 }

@@ -60,6 +60,7 @@ export async function startBroker(
     logger: log,
     hub,
     stores: opened.stores,
+    idempotency: opened.idempotency,
     ready: () => ready,
     draining: () => drain?.draining ?? false,
     health: () => opened.health(),

@@ -11,6 +11,8 @@ import type { BrokerStores } from './deps.ts';
 import { MemoryEventStore } from './events/memory-store.ts';
 import { EVENTS_TOPIC, eventMeta } from './events/routes.ts';
 import type { EventStore } from './events/types.ts';
+import { MemoryIdempotencyStore } from './idempotency/memory-store.ts';
+import type { IdempotencyStore } from './idempotency/types.ts';
 import { CONVERSATIONS_TOPIC } from './messages/conversation-routes.ts';
 import { MemoryMessageStore } from './messages/memory-store.ts';
 import { MESSAGES_TOPIC, messageMeta } from './messages/routes.ts';
@@ -34,6 +36,8 @@ export interface BackendHealth {
 
 export interface OpenedStores {
   stores: BrokerStores;
+  /** Idempotency keys of the purges: in PostgreSQL when a domain is, so every replica shares them. */
+  idempotency: IdempotencyStore;
   /** Periodic upkeep of the in-memory stores: expiry, journal flush and compaction. */
   sweep(): void;
   /** The durable backends in use and whether they answer (empty when everything is in memory). */
@@ -167,6 +171,7 @@ export async function openStores(config: BrokerConfig, hub: SseHub, logger: Logg
 
     return {
       stores: { messages, events, sessions, chunks, traces },
+      idempotency: durable && pg ? new durable.PgIdempotencyStore(pg) : new MemoryIdempotencyStore(),
       sweep: () => {
         for (const s of opened) s.sweep?.();
       },

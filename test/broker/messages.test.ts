@@ -65,6 +65,44 @@ describe('memory contract', () => {
   });
 });
 
+describe('purges with an Idempotency-Key (the Query finalizer sends one)', () => {
+  it('runs a purge once: a repeat with the key is answered with the first answer, not run again', async () => {
+    const write = (content: string) =>
+      post(`${b.url}/messages`, {
+        conversation_id: 'idem-c',
+        query_id: 'idem-q',
+        messages: [{ role: 'user', content }],
+      });
+    await write('one');
+    await write('two');
+    const purge = () =>
+      fetch(`${b.url}/queries/idem-q/messages`, {
+        method: 'DELETE',
+        headers: { 'idempotency-key': 'purge-uid-123-messages' },
+      });
+    const first = await purge();
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect((await first.json()).deleted).toBe(2);
+    await write('three'); // written after the purge: a repeat must not delete it
+    const again = await purge();
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await again.json()).deleted).toBe(2);
+    const left = await json(fetch(`${b.url}/messages?query_id=idem-q&offset=0`));
+    expect(left.total).toBe(1);
+    // The same key on the events purge is another request; a malformed key is refused.
+    const events = await fetch(`${b.url}/events/idem-q`, {
+      method: 'DELETE',
+      headers: { 'idempotency-key': 'purge-uid-123-messages' },
+    });
+    expect(events.headers.get('idempotent-replayed')).toBeNull();
+    const bad = await fetch(`${b.url}/events/idem-q`, {
+      method: 'DELETE',
+      headers: { 'idempotency-key': 'a b' },
+    });
+    expect(bad.status).toBe(400);
+  });
+});
+
 describe('broker message paging', () => {
   it('pages by exclusive cursor with nextCursor, and sequences survive a purge', async () => {
     const conv = 'paging';

@@ -3,9 +3,9 @@
  * `berth controller` processes, N Queries deleted at once (1,000 under BERTH_FAULTS=long, 200 in
  * `make test`), the leader killed with SIGKILL once a third of them are purged. The standby takes
  * over and finishes. A recorder stands in for the Memory and the broker and counts every purge
- * call per Query. Afterwards: every Query is gone, every one was purged (messages and events), and
- * only purges in flight at the kill were repeated — a purge is idempotent, and exactly-once across
- * a crash is not possible without a transaction spanning the Query and the broker.
+ * call per Query with its Idempotency-Key. Afterwards: every Query is gone, every one was purged
+ * (messages and events), only purges in flight at the kill were sent again, and every attempt at
+ * one purge carried the same key — which the broker uses to run it once (its own tests).
  */
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -30,16 +30,23 @@ interface Recorder {
   url: string;
   messages: Map<string, number>;
   events: Map<string, number>;
+  /** The Idempotency-Key of each purge request, per query and domain. */
+  keys: Map<string, Set<string>>;
   server: Server;
 }
 
 async function startRecorder(): Promise<Recorder> {
   const messages = new Map<string, number>();
   const events = new Map<string, number>();
+  const keys = new Map<string, Set<string>>();
   const server = createServer((req, res) => {
     const m = /^\/queries\/([^/]+)\/messages$/.exec(req.url ?? '');
     const e = /^\/events\/([^/?]+)$/.exec(req.url ?? '');
-    const count = (map: Map<string, number>, q: string) => map.set(q, (map.get(q) ?? 0) + 1);
+    const count = (map: Map<string, number>, q: string) => {
+      map.set(q, (map.get(q) ?? 0) + 1);
+      const id = `${q} ${map === messages ? 'messages' : 'events'}`;
+      keys.set(id, (keys.get(id) ?? new Set()).add(String(req.headers['idempotency-key'] ?? '')));
+    };
     // A little latency, as a real backend has, so purges are in flight when the leader dies.
     setTimeout(() => {
       if (req.method === 'DELETE' && m) count(messages, m[1] as string);
@@ -48,7 +55,13 @@ async function startRecorder(): Promise<Recorder> {
     }, 5);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, messages, events, server };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    messages,
+    events,
+    keys,
+    server,
+  };
 }
 
 let rec: Recorder;
@@ -154,6 +167,15 @@ describe(`the controller leader killed during ${N} Query deletions`, () => {
       const repeated = names.filter((n) => (rec.messages.get(n) ?? 0) > 1 || (rec.events.get(n) ?? 0) > 1);
       // At most what the leader's workers (8) had in flight, each retried once by the standby.
       expect(repeated.length).toBeLessThanOrEqual(16);
+      // Every attempt at one Query's purge of one domain — the leader's and the standby's repeat —
+      // carried the same Idempotency-Key, so the Berth broker runs it once and answers the repeat
+      // from the key (test/broker/messages.test.ts, pg-idempotency.test.ts): purged exactly once.
+      for (const n of names)
+        for (const domain of ['messages', 'events']) {
+          const sent = [...(rec.keys.get(`${n} ${domain}`) ?? [])];
+          expect(sent, `${n} ${domain}`).toHaveLength(1);
+          expect(sent[0]).toMatch(new RegExp(`^berth-purge-[0-9a-f-]{36}-${domain}$`));
+        }
       console.log(
         'leader kill during deletions',
         JSON.stringify({

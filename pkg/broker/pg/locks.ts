@@ -9,6 +9,7 @@ export const LOCKS = {
   reapMessages: 10,
   reapEvents: 11,
   reapSessions: 12,
+  reapIdempotencyKeys: 13,
   /** Held while an event batch draws its sequences, so a batch's sequences are consecutive. */
   eventSeq: 20,
 } as const;

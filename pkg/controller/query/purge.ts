@@ -39,6 +39,14 @@ async function memoryHeaders(deps: PurgeDeps, memory: Memory, namespace: string)
   return headers;
 }
 
+/**
+ * The same key for every attempt at one Query's purge of one domain — by this leader or by the
+ * next after a crash — so a backend that honours `Idempotency-Key` (the Berth broker) runs it once.
+ */
+function purgeKey(q: Query, domain: 'messages' | 'events'): Record<string, string> {
+  return { 'idempotency-key': `berth-purge-${q.metadata.uid ?? q.metadata.name}-${domain}` };
+}
+
 async function del(
   deps: PurgeDeps,
   url: string,
@@ -80,7 +88,7 @@ export async function purgeMessages(deps: PurgeDeps, q: Query, signal: AbortSign
     return { done: false, target, error: (err as Error).message };
   }
   const url = `${addr.replace(/\/+$/, '')}/queries/${encodeURIComponent(q.metadata.name)}/messages`;
-  const error = await del(deps, url, headers, signal, [404, 405]);
+  const error = await del(deps, url, { ...headers, ...purgeKey(q, 'messages') }, signal, [404, 405]);
   return error ? { done: false, target, error } : { done: true, target };
 }
 
@@ -89,6 +97,7 @@ export async function purgeEvents(deps: PurgeDeps, q: Query, signal: AbortSignal
   if (!deps.brokerUrl) return { done: true, target: 'events: no broker configured' };
   const base = deps.brokerUrl.replace(/\/+$/, '');
   const target = `events at broker ${base}`;
-  const error = await del(deps, `${base}/events/${encodeURIComponent(q.metadata.name)}`, {}, signal, [404]);
+  const url = `${base}/events/${encodeURIComponent(q.metadata.name)}`;
+  const error = await del(deps, url, purgeKey(q, 'events'), signal, [404]);
   return error ? { done: false, target, error } : { done: true, target };
 }
