@@ -1,8 +1,24 @@
-import { spawnBerth } from '../../support/process.ts';
+import { join } from 'node:path';
+import { projectRoot } from '../../../pkg/kube/controlplane/index.ts';
+import { spawnBerth, spawnProcess } from '../../support/process.ts';
 
-/** `berth broker` as its own process on a free port, logging at info (the port comes from its log). */
+/**
+ * `berth broker` as its own process on a free port, logging at info (the port comes from its log).
+ * BENCH_FROM_DIST=1 runs the built `dist/cmd/berth.js` (`npm run build`), as the image does, with
+ * BERTH_NODE_FLAGS as Node flags; otherwise the TypeScript source.
+ */
 export async function startBrokerProcess(env: NodeJS.ProcessEnv = {}) {
-  const proc = spawnBerth(['broker', '--port', '0'], { ...process.env, ...env, LOG_LEVEL: 'info' });
+  const all: NodeJS.ProcessEnv = { ...process.env, ...env, LOG_LEVEL: 'info' };
+  const args = ['broker', '--port', '0'];
+  const flags = all.BERTH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const root = projectRoot();
+  const proc =
+    process.env.BENCH_FROM_DIST === '1'
+      ? spawnProcess(process.execPath, [...flags, join(root, 'dist', 'cmd', 'berth.js'), ...args], {
+          cwd: root,
+          env: all,
+        })
+      : spawnBerth(args, all);
   const line = await proc.waitForLine(/"msg":"broker listening"/, 30_000);
   const url = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
   return { proc: proc.proc, exited: proc.exited, output: () => proc.output(), url };
