@@ -65,16 +65,34 @@ export class TestDatabases {
     return this.#template;
   }
 
+  /**
+   * Drops the databases. A pool's `end()` resolves once it has asked its connections to close, not
+   * once they are closed: a FORCE drop in that moment hits connections already ending, whose client
+   * then throws the server's "terminating connection" with nobody listening. So the drop first waits
+   * (up to 2 s) for the database's connections to go away; FORCE is for those a failed test left.
+   */
   async dropAll(): Promise<void> {
     for (const name of this.#created.splice(0).reverse())
-      await this.#admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await this.#admin(async (c) => {
+        const until = Date.now() + 2000;
+        while (Date.now() < until) {
+          const r = await c.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1',
+            [name],
+          );
+          if (!r.rows[0]?.n) break;
+          await new Promise((ok) => setTimeout(ok, 50));
+        }
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      });
   }
 
-  async #admin(sql: string): Promise<void> {
+  async #admin(work: string | ((c: pg.Client) => Promise<void>)): Promise<void> {
     const c = new pg.Client({ connectionString: this.#base });
     await c.connect();
     try {
-      await c.query(sql);
+      if (typeof work === 'string') await c.query(work);
+      else await work(c);
     } finally {
       await c.end();
     }
