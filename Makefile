@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: up test test-faults install kube browser build lint typecheck crds check-crds bench clean
+.PHONY: up test test-faults soak install kube browser build lint typecheck crds check-crds bench clean
 
 # npm runs on whatever Node the machine has; every script after it runs on the pinned Node 24.
 # `npm install` (which follows package-lock.json) rather than `npm ci`: the registry this project
@@ -32,6 +32,10 @@ test: install kube browser
 # per service instead of 10,000, and the long fault variants (BERTH_FAULTS=long).
 test-faults: install kube
 	FUZZ_CASES=100000 BERTH_FAULTS=long node hack/run-tests.ts test/fuzz test/faults test/security
+
+# 30 minutes of mixed load on `berth up`, RSS and descriptors sampled each minute (docs/reliability.md).
+soak: install kube
+	node test/soak/run.ts --minutes 30 --sample-seconds 60
 
 build: install
 	npm run build
