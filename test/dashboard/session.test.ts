@@ -30,11 +30,15 @@ afterAll(() => stack?.close());
 
 const signIn = (login: string) => stack.signIn(login);
 
-/** What the API received on one proxied call made by the page. */
-const whoami = (t: TestContext) =>
-  t.page.evaluate(() =>
-    fetch('/api/v1/whoami').then(async (r) => ({ status: r.status, body: await r.json() })),
-  );
+/**
+ * What the API received on one proxied call made with the browser's cookies. Through the context's
+ * request API rather than the page: once the session cannot be refreshed the open page may head for
+ * sign-in on its own (a focus event, its own API call), which would destroy a page-side fetch.
+ */
+const whoami = async (t: TestContext) => {
+  const r = await t.context.request.get(`${dash.url}/api/v1/whoami`);
+  return { status: r.status(), body: await r.json() };
+};
 
 const refreshes = () => oidc.issued.filter((i) => i.grant === 'refresh_token').length;
 
@@ -98,8 +102,9 @@ describe("the provider's tokens", () => {
 
   it('are refreshed every 10 minutes by the page timer, without keeping an idle session alive', async () => {
     const t = await signIn('erin');
-    const session = (reason: string) =>
-      t.page.evaluate((r) => fetch(`/api/auth/session?refresh=${r}`).then((x) => x.json()), reason);
+    // What the page's timer asks, with the browser's cookies (not page-side: see whoami).
+    const session = async (reason: string) =>
+      (await t.context.request.get(`${dash.url}/api/auth/session?refresh=${reason}`)).json();
     const { expires } = await session('interval');
     const before = refreshes();
     dash.clock.advance(10 * MINUTE);
