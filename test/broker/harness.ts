@@ -17,11 +17,14 @@ export const durableBrokers = process.env.BERTH_TEST_BROKER === 'durable';
 
 let dbs: TestDatabases | undefined;
 const prefixes: string[] = [];
-if (durableBrokers)
-  afterAll(async () => {
-    await dbs?.dropAll();
-    for (const p of prefixes.splice(0)) await dropPrefix(redisUrl(inject('services')), p);
-  });
+// Whatever made a durable broker in this file (the durable project, or a suite that asks for one,
+// like the broker fuzz run): its databases and key prefixes go with the file.
+afterAll(async () => {
+  await dbs?.dropAll();
+  if (!prefixes.length) return;
+  const url = redisUrl(inject('services'));
+  for (const p of prefixes.splice(0)) await dropPrefix(url, p);
+});
 
 /** Backend settings of a durable test broker (its own database and key prefix). */
 export async function durableConfig(): Promise<Partial<BrokerConfig>> {
