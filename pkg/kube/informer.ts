@@ -117,7 +117,11 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
     while (!signal.aborted) {
       const ctl = new AbortController();
       this.current = ctl;
-      const linked = AbortSignal.any([signal, ctl.signal]);
+      // Not AbortSignal.any([signal, ctl.signal]): Node keeps each such composite in the long-lived
+      // run signal's dependants for good (nodejs/node#64476) — one per watch, for the process's life.
+      const stop = () => ctl.abort(signal.reason);
+      signal.addEventListener('abort', stop, { once: true });
+      const linked = ctl.signal;
       try {
         if (!this.resourceVersion || this.relistRequested) {
           this.relistRequested = false;
@@ -133,6 +137,7 @@ export class Informer<T extends KubernetesObject = KubernetesObject> {
         }
         throw err;
       } finally {
+        signal.removeEventListener('abort', stop);
         this.current = undefined;
       }
     }
