@@ -3,6 +3,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { migrate, type PgBackend } from '../../pkg/broker/pg/index.ts';
 import { freePort } from '../../pkg/kube/controlplane/ports.ts';
+import { type Spawned, spawnBerth } from '../support/process.ts';
 import { databaseUrl } from '../support/services.ts';
 
 /** The test PostgreSQL (DATABASE_URL or the local service), or a failure naming what is missing. */
@@ -184,4 +185,17 @@ export class OwnPostgres {
       ),
     );
   }
+}
+
+/** `berth broker` as its own process with its messages on `databaseUrl`, once it listens. */
+export async function spawnPgBroker(databaseUrl: string): Promise<{ p: Spawned; port: number; url: string }> {
+  const p = spawnBerth(['broker', '--port', '0'], {
+    ...process.env,
+    LOG_LEVEL: 'info',
+    MESSAGE_BACKEND: 'postgres',
+    DATABASE_URL: databaseUrl,
+  });
+  const line = await p.waitForLine(/"msg":"broker listening"/, 30_000);
+  const { port } = JSON.parse(line) as { port: number };
+  return { p, port, url: `http://127.0.0.1:${port}` };
 }

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Spawned, spawnBerth } from '../support/process.ts';
+import type { Spawned } from '../support/process.ts';
 import { collect, eventually, json, post } from './harness.ts';
-import { TestDatabases } from './pg-harness.ts';
+import { spawnPgBroker, TestDatabases } from './pg-harness.ts';
 
 /**
  * Two `berth broker` processes on one PostgreSQL: what is written on one replica reaches the
@@ -16,15 +16,9 @@ afterAll(async () => {
 });
 
 async function replica(databaseUrl: string) {
-  const p = spawnBerth(['broker', '--port', '0'], {
-    ...process.env,
-    LOG_LEVEL: 'info',
-    MESSAGE_BACKEND: 'postgres',
-    DATABASE_URL: databaseUrl,
-  });
-  procs.push(p);
-  const line = await p.waitForLine(/"msg":"broker listening"/, 30_000);
-  return { p, url: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}` };
+  const r = await spawnPgBroker(databaseUrl);
+  procs.push(r.p);
+  return r;
 }
 
 const msg = (url: string, conv: string, q: string, content: string) =>

@@ -3,13 +3,14 @@
  * so killing kube-apiserver does not disturb the other test files.
  */
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kinds, type Memory } from '../../pkg/api/index.ts';
 import { type RunningController, startController } from '../../pkg/controller/index.ts';
 import type { GuardedChild } from '../../pkg/kube/controlplane/child.ts';
 import { type ControlPlane, projectRoot, startControlPlane } from '../../pkg/kube/controlplane/index.ts';
 import { createLogger } from '../../pkg/log/index.ts';
+import { kubeConfigAt } from '../support/kube.ts';
 import { killApiServer } from './apiserver.ts';
 import { create, until } from './support.ts';
 
@@ -18,12 +19,7 @@ let restarted: GuardedChild | undefined;
 let ctl: RunningController;
 const ns = 'restart';
 
-const kc = (context?: string) => {
-  const k = new KubeConfig();
-  k.loadFromFile(cp.kubeconfigPath);
-  if (context) k.setCurrentContext(context);
-  return k;
-};
+const kc = (context?: string) => kubeConfigAt(cp.kubeconfigPath, context);
 
 beforeAll(async () => {
   cp = await startControlPlane({ crdDir: join(projectRoot(), 'crds') });

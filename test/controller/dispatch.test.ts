@@ -72,7 +72,7 @@ afterAll(async () => {
 describe('Query dispatch to the engine', () => {
   it('pending → running (a run outlasting the delay) → done with response, usage, conversation, times and conditions', async () => {
     let seenRunning: Query | undefined;
-    engine.behaviours.set('ok', async (q, ctx) => {
+    engine.behaviours.set('ok', async (_q, ctx) => {
       ctx.onConversation?.('conv-42');
       // Written once the run outlasts the delay: running, with the conversation id.
       seenRunning = await waitQuery('ok', (x) => x?.status?.conversationId === 'conv-42');

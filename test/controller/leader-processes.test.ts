@@ -7,7 +7,7 @@ import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUERY_FINALIZER } from '../../pkg/api/index.ts';
 import { createNamespace, kubeConfig, kubectl } from '../support/kube.ts';
-import { type Spawned, spawnBerth } from '../support/process.ts';
+import type { Spawned } from '../support/process.ts';
 import {
   type BrokerProcess,
   brokerCounts,
@@ -16,6 +16,7 @@ import {
   queryObject,
   queryPath,
   seedBrokerData,
+  spawnElectingController,
   startBrokerProcess,
   until,
 } from './support.ts';
@@ -27,34 +28,14 @@ const procs: Spawned[] = [];
 const LEASE_MS = 3000;
 
 function startControllerProcess(name: string): Spawned {
-  const p = spawnBerth(
-    [
-      'controller',
-      '--namespace',
-      ns,
-      '--port',
-      '0',
-      '--metrics-port',
-      '0',
-      '--no-engine',
-      '--lease-duration',
-      `${LEASE_MS}ms`,
-      '--renew-deadline',
-      '2s',
-      '--retry-period',
-      '250ms',
-      '--purge-retry-max',
-      '300ms',
-    ],
-    {
-      ...process.env,
-      KUBECONFIG: process.env.BERTH_TEST_CONTROLLER_KUBECONFIG,
-      BROKER_URL: broker.url,
-      POD_NAMESPACE: ns,
-      LOG_LEVEL: 'info',
-      HOSTNAME: name,
-    },
-  );
+  const kubeconfig = process.env.BERTH_TEST_CONTROLLER_KUBECONFIG;
+  const p = spawnElectingController({
+    namespace: ns,
+    name,
+    kubeconfig,
+    brokerUrl: broker.url,
+    leaseMs: LEASE_MS,
+  });
   procs.push(p);
   return p;
 }

@@ -148,3 +148,44 @@ export function queryObject(ns: string, name: string, extra: Record<string, unkn
     spec: { input: `hello ${name}`, target: { type: 'model', name: 'default' }, ...extra },
   } as KubernetesObject;
 }
+
+/**
+ * `berth controller` as its own process, leader-electing with short timings (a lease of `leaseMs`,
+ * 2 s renew deadline, 250 ms retry) and no engine: the leader-kill tests' contender.
+ */
+export function spawnElectingController(o: {
+  namespace: string;
+  name: string;
+  kubeconfig: string | undefined;
+  brokerUrl: string;
+  leaseMs: number;
+}): Spawned {
+  return spawnBerth(
+    [
+      'controller',
+      '--namespace',
+      o.namespace,
+      '--port',
+      '0',
+      '--metrics-port',
+      '0',
+      '--no-engine',
+      '--lease-duration',
+      `${o.leaseMs}ms`,
+      '--renew-deadline',
+      '2s',
+      '--retry-period',
+      '250ms',
+      '--purge-retry-max',
+      '300ms',
+    ],
+    {
+      ...process.env,
+      KUBECONFIG: o.kubeconfig,
+      BROKER_URL: o.brokerUrl,
+      POD_NAMESPACE: o.namespace,
+      LOG_LEVEL: 'info',
+      HOSTNAME: o.name,
+    },
+  );
+}

@@ -8,7 +8,7 @@
  * changes made after the restart. Own control plane: killing its API server disturbs no other file.
  */
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARED_CACHE } from '../../pkg/api/index.ts';
 import { type RunningGateway, startGatewayServer } from '../../pkg/gateway/server.ts';
@@ -17,6 +17,7 @@ import type { GuardedChild } from '../../pkg/kube/controlplane/child.ts';
 import { type ControlPlane, projectRoot, startControlPlane } from '../../pkg/kube/controlplane/index.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 import { killApiServer } from '../controller/apiserver.ts';
+import { kubeConfigAt } from '../support/kube.ts';
 import { eventually } from '../support/wait.ts';
 
 const ns = 'restart-api';
@@ -25,12 +26,7 @@ let restarted: GuardedChild | undefined;
 let cache: InformerCache;
 let api: RunningGateway;
 
-const kc = (context?: string) => {
-  const k = new KubeConfig();
-  k.loadFromFile(cp.kubeconfigPath);
-  if (context) k.setCurrentContext(context);
-  return k;
-};
+const kc = (context?: string) => kubeConfigAt(cp.kubeconfigPath, context);
 
 beforeAll(async () => {
   cp = await startControlPlane({ crdDir: join(projectRoot(), 'crds') });

@@ -9,8 +9,8 @@
 import { EventSource } from 'eventsource';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from '../broker/harness.ts';
-import { TestDatabases } from '../broker/pg-harness.ts';
-import { type Spawned, spawnBerth } from '../support/process.ts';
+import { spawnPgBroker, TestDatabases } from '../broker/pg-harness.ts';
+import type { Spawned } from '../support/process.ts';
 import { startServiceProxy } from './service-proxy.ts';
 
 const LONG = process.env.BERTH_FAULTS === 'long';
@@ -26,15 +26,9 @@ afterAll(async () => {
 });
 
 async function replica(databaseUrl: string) {
-  const p = spawnBerth(['broker', '--port', '0'], {
-    ...process.env,
-    LOG_LEVEL: 'info',
-    MESSAGE_BACKEND: 'postgres',
-    DATABASE_URL: databaseUrl,
-  });
-  procs.push(p);
-  const line = await p.waitForLine(/"msg":"broker listening"/, 30_000);
-  return { p, port: (JSON.parse(line) as { port: number }).port };
+  const r = await spawnPgBroker(databaseUrl);
+  procs.push(r.p);
+  return r;
 }
 
 /** An EventSource on the Service that records what it received and how often it (re)connected. */

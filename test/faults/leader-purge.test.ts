@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kinds, QUERY_FINALIZER } from '../../pkg/api/index.ts';
-import { create, liveClient, queryObject, until } from '../controller/support.ts';
+import { create, liveClient, queryObject, spawnElectingController, until } from '../controller/support.ts';
 import { createNamespace, kubeConfig } from '../support/kube.ts';
-import { type Spawned, spawnBerth } from '../support/process.ts';
+import type { Spawned } from '../support/process.ts';
 
 const LONG = process.env.BERTH_FAULTS === 'long';
 const N = LONG ? 1000 : 200;
@@ -67,34 +67,13 @@ async function startRecorder(): Promise<Recorder> {
 let rec: Recorder;
 
 function controller(name: string): Spawned {
-  const p = spawnBerth(
-    [
-      'controller',
-      '--namespace',
-      ns,
-      '--port',
-      '0',
-      '--metrics-port',
-      '0',
-      '--no-engine',
-      '--lease-duration',
-      `${LEASE_MS}ms`,
-      '--renew-deadline',
-      '2s',
-      '--retry-period',
-      '250ms',
-      '--purge-retry-max',
-      '300ms',
-    ],
-    {
-      ...process.env,
-      KUBECONFIG: kubeconfigFile,
-      BROKER_URL: rec.url,
-      POD_NAMESPACE: ns,
-      LOG_LEVEL: 'info',
-      HOSTNAME: name,
-    },
-  );
+  const p = spawnElectingController({
+    namespace: ns,
+    name,
+    kubeconfig: kubeconfigFile,
+    brokerUrl: rec.url,
+    leaseMs: LEASE_MS,
+  });
   procs.push(p);
   return p;
 }

@@ -7,9 +7,14 @@ import { inject } from 'vitest';
 const run = promisify(execFile);
 
 export function kubeConfig(user: 'admin' | 'gateway' | 'controller' = 'admin'): KubeConfig {
+  return kubeConfigAt(inject('kubeconfig'), user === 'admin' ? undefined : `berth-local-${user}`);
+}
+
+/** A kubeconfig file (e.g. a test's own control plane's), in `context` when given. */
+export function kubeConfigAt(path: string, context?: string): KubeConfig {
   const kc = new KubeConfig();
-  kc.loadFromFile(inject('kubeconfig'));
-  if (user !== 'admin') kc.setCurrentContext(`berth-local-${user}`);
+  kc.loadFromFile(path);
+  if (context) kc.setCurrentContext(context);
   return kc;
 }
 

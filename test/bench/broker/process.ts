@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { join } from 'node:path';
 import { projectRoot } from '../../../pkg/kube/controlplane/index.ts';
 import { spawnBerth, spawnProcess } from '../../support/process.ts';
@@ -30,3 +31,22 @@ export const BENCH_POST = {
   query_id: 'bench-q',
   messages: [{ role: 'user', content: 'What is the capital of France? Answer in one word.' }],
 };
+
+/** POSTs one JSON chunk at a time to `/stream/{query}` over one kept-alive connection. */
+export function chunkPoster(url: string, query: string) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (body: string) =>
+    new Promise<void>((resolve, reject) => {
+      const r = http.request(
+        `${url}/stream/${query}`,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve());
+        },
+      );
+      r.on('error', reject);
+      r.end(body);
+    });
+  return { post, close: () => agent.destroy() };
+}

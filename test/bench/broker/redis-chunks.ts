@@ -13,7 +13,7 @@ import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { startBrokerProcess } from './process.ts';
+import { chunkPoster, startBrokerProcess } from './process.ts';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SAMPLES = Number(process.env.CHUNK_BENCH_SAMPLES ?? 1000);
@@ -78,20 +78,7 @@ async function latency(
     });
   });
   await connected;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const postOne = (body: string) =>
-    new Promise<void>((resolve, reject) => {
-      const r = http.request(
-        `${writeUrl}/stream/${query}`,
-        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve());
-        },
-      );
-      r.on('error', reject);
-      r.end(body);
-    });
+  const { post: postOne, close } = chunkPoster(writeUrl, query);
   // The warm-up chunk arrives once the broker's delivery has caught up with everything written
   // before (after the bulk phase, the reader may still be working through its backlog).
   const t0 = performance.now();
@@ -106,7 +93,7 @@ async function latency(
   const end = Date.now() + 5000;
   while (lat.length < SAMPLES && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
   req.destroy();
-  agent.destroy();
+  close();
   if (lat.length < SAMPLES) throw new Error(`only ${lat.length} of ${SAMPLES} chunks arrived`);
   return { lat, drainMs: Math.round(drainMs) };
 }

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { fanOut } from './fanout.ts';
-import { startBrokerProcess } from './process.ts';
+import { chunkPoster, startBrokerProcess } from './process.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const STREAMS = 50;
@@ -41,20 +41,7 @@ async function stream(url: string, query: string, seconds: number, lat: number[]
       }
     });
   });
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const post = (body: string) =>
-    new Promise<void>((resolve, reject) => {
-      const r = http.request(
-        `${url}/stream/${query}`,
-        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve());
-        },
-      );
-      r.on('error', reject);
-      r.end(body);
-    });
+  const { post, close } = chunkPoster(url, query);
   await post(JSON.stringify({ choices: [{ delta: { content: 'warm-up' } }] }));
   await connected;
   const gap = 1000 / RATE;
@@ -71,7 +58,7 @@ async function stream(url: string, query: string, seconds: number, lat: number[]
   const until = Date.now() + 5000;
   while (received < sent && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
   req.destroy();
-  agent.destroy();
+  close();
   return sent;
 }
 
