@@ -23,7 +23,7 @@ browser:
 	@bash hack/ensure-chromium.sh
 
 up: install kube
-	node cmd/berth.ts up
+	node --max-semi-space-size=16 cmd/berth.ts up
 
 test: install kube browser
 	node hack/run-tests.ts

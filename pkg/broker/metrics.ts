@@ -119,17 +119,29 @@ export class BrokerMetrics {
         each((domain, s) => this.set({ domain }, s.items));
       },
     });
-    new Gauge({
-      name: 'berth_broker_store_bytes',
-      help: 'Estimated heap bytes of the records of an in-memory store (the quantity its byte cap bounds)',
-      labelNames: ['domain'],
-      registers,
-      collect() {
-        each((domain, s) => {
-          if (s.bytes !== undefined) this.set({ domain }, s.bytes);
-        });
-      },
-    });
+    const optional = (name: string, help: string, pick: (s: StoreStats) => number | undefined) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['domain'],
+        registers,
+        collect() {
+          each((domain, s) => {
+            const v = pick(s);
+            if (v !== undefined) this.set({ domain }, v);
+          });
+        },
+      });
+    optional(
+      'berth_broker_store_bytes',
+      'Estimated heap bytes of the records of an in-memory store (the quantity its byte cap bounds)',
+      (s) => s.bytes,
+    );
+    optional(
+      'berth_broker_store_slab_bytes',
+      'Bytes of the off-heap buffers an in-memory store packs its records JSON in (messages)',
+      (s) => s.slabBytes,
+    );
     new Counter({
       name: 'berth_broker_store_evictions_total',
       help: 'Records an in-memory store dropped, oldest first, to stay within its caps',

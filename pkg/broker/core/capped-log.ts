@@ -14,6 +14,8 @@ export interface StoreStats {
   bytes?: number;
   /** Items dropped to respect the caps since start. */
   evicted: number;
+  /** Bytes of the off-heap buffers the items' JSON is packed in, for a store that packs it. */
+  slabBytes?: number;
 }
 
 export interface Caps {
@@ -23,7 +25,7 @@ export interface Caps {
 
 // V8 keeps ASCII/Latin-1 strings at one byte per char, anything else at two; plus the entry object,
 // its slot and index references. Over- rather than under-estimated so RSS stays under the cap.
-const ENTRY_OVERHEAD = 160;
+export const ENTRY_OVERHEAD = 160;
 // JSON text holds no raw control characters, so "outside space..ÿ" means a two-byte string.
 const WIDE = /[^ -\xff]/;
 

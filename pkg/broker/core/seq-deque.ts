@@ -1,74 +1,86 @@
 /**
  * Items ordered by strictly increasing `seq`, with O(1) push/shift and O(log n) lookup of the first
- * item after a sequence (cursor paging never scans). Shifted slots are reclaimed in batches.
+ * item after a sequence (cursor paging never scans). A ring over a power-of-two array: a full
+ * store pushes one and shifts one per write, and a ring does that without allocating (slicing off
+ * the shifted head left arrays of megabytes for the collector at every turn of a full store).
  */
 export class SeqDeque<T extends { seq: number }> {
-  #a: (T | undefined)[] = [];
+  #a: (T | undefined)[] = new Array(8);
+  #mask = 7;
   #h = 0;
+  #n = 0;
 
   get length(): number {
-    return this.#a.length - this.#h;
+    return this.#n;
   }
 
   at(i: number): T | undefined {
-    return this.#a[this.#h + i];
+    return i < 0 || i >= this.#n ? undefined : this.#a[(this.#h + i) & this.#mask];
   }
 
   first(): T | undefined {
-    return this.#a[this.#h];
+    return this.at(0);
   }
 
   last(): T | undefined {
-    return this.#a[this.#a.length - 1];
+    return this.at(this.#n - 1);
   }
 
   push(x: T): void {
-    this.#a.push(x);
+    if (this.#n === this.#a.length) this.#grow();
+    this.#a[(this.#h + this.#n) & this.#mask] = x;
+    this.#n++;
   }
 
   shift(): T | undefined {
-    if (this.#h >= this.#a.length) return undefined;
+    if (this.#n === 0) return undefined;
     const x = this.#a[this.#h];
-    this.#a[this.#h++] = undefined;
-    if (this.#h >= 4096 && this.#h * 2 >= this.#a.length) {
-      this.#a = this.#a.slice(this.#h);
-      this.#h = 0;
-    }
+    this.#a[this.#h] = undefined;
+    this.#h = (this.#h + 1) & this.#mask;
+    this.#n--;
     return x;
   }
 
   /** Index (0-based, from the front) of the first item with `seq > after`. */
   indexAfter(after: number): number {
-    let lo = this.#h;
-    let hi = this.#a.length;
+    let lo = 0;
+    let hi = this.#n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if ((this.#a[mid] as T).seq <= after) lo = mid + 1;
+      if ((this.#a[(this.#h + mid) & this.#mask] as T).seq <= after) lo = mid + 1;
       else hi = mid;
     }
-    return lo - this.#h;
+    return lo;
   }
 
   /** Removes the items matching `pred` (O(n); purges only) and returns them. */
   removeWhere(pred: (x: T) => boolean): T[] {
     const removed: T[] = [];
     const kept: T[] = [];
-    for (let i = this.#h; i < this.#a.length; i++) {
-      const x = this.#a[i] as T;
-      (pred(x) ? removed : kept).push(x);
-    }
-    this.#a = kept;
-    this.#h = 0;
+    for (const x of this.values()) (pred(x) ? removed : kept).push(x);
+    if (removed.length === 0) return removed;
+    this.clear();
+    for (const x of kept) this.push(x);
     return removed;
   }
 
   clear(): void {
-    this.#a = [];
+    this.#a = new Array(8);
+    this.#mask = 7;
     this.#h = 0;
+    this.#n = 0;
   }
 
   *values(from = 0): IterableIterator<T> {
-    for (let i = this.#h + from; i < this.#a.length; i++) yield this.#a[i] as T;
+    for (let i = from; i < this.#n; i++) yield this.#a[(this.#h + i) & this.#mask] as T;
+  }
+
+  #grow(): void {
+    const next: (T | undefined)[] = new Array(this.#a.length * 2);
+    for (let i = 0; i < this.#n; i++) next[i] = this.#a[(this.#h + i) & this.#mask];
+    this.#a = next;
+    this.#mask = next.length - 1;
+    this.#h = 0;
   }
 }
 

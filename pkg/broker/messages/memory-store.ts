@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { type Caps, entryBytes, type StoreStats } from '../core/capped-log.ts';
+import type { Caps, StoreStats } from '../core/capped-log.ts';
 import { IndexedLog } from '../core/indexed-log.ts';
 import type { Journal } from '../core/journal.ts';
 import { type Page, pageAfter, type SeqDeque, sliceAt } from '../core/seq-deque.ts';
+import { TextSlabs } from '../core/text-slabs.ts';
 import { Conversations, info } from './conversations.ts';
+import { PackedMessage, viewsOf } from './packed-message.ts';
 import type { ConversationInfo, MessageFilter, MessageStore, messagesBody, StoredMessage } from './types.ts';
 
 export interface MemoryMessageStoreOptions {
@@ -21,26 +23,17 @@ interface MessageRecord {
   query_id: string;
 }
 
-function entryOf(r: MessageRecord, json: string, expiresAt: number): StoredMessage {
-  return {
-    seq: r.sequence,
-    json,
-    bytes: entryBytes(json, 64),
-    conversationId: r.conversation_id,
-    queryId: r.query_id,
-    expiresAt,
-  };
-}
-
 type Pred = (e: StoredMessage) => boolean;
 
 /**
  * Messages in memory, indexed by conversation and by query, so every list is a binary search and a
- * slice; the conversations they belong to are kept beside them. Optional journal persistence.
+ * slice; the conversations they belong to are kept beside them. Their JSON lives off the V8 heap
+ * (`TextSlabs`), the largest share of a full store. Optional journal persistence.
  */
 export class MemoryMessageStore implements MessageStore {
-  readonly #log: IndexedLog<StoredMessage, 'conversation' | 'query'>;
+  readonly #log: IndexedLog<PackedMessage, 'conversation' | 'query'>;
   readonly #convs: Conversations;
+  readonly #slabs = new TextSlabs();
   readonly #listeners: Array<(m: StoredMessage) => void> = [];
   readonly #ttlSeconds: number;
 
@@ -54,9 +47,16 @@ export class MemoryMessageStore implements MessageStore {
       now: opts.now,
       revive: (r, json, x) => this.#revive(r as unknown as MessageRecord, json, x),
       ownLine: (v) => this.#replay(v),
-      onEvict: (e) => this.#convs.uncount(e),
+      onEvict: (e) => {
+        this.#convs.uncount(e);
+        this.#slabs.release(e);
+      },
       onRemove: (gone) => {
-        for (const e of gone) this.#convs.uncount(e);
+        for (const e of gone) {
+          this.#convs.uncount(e);
+          this.#slabs.release(e);
+        }
+        this.#slabs.compact(() => this.#log.log.entries.values());
       },
     });
     this.#convs = new Conversations({
@@ -77,12 +77,12 @@ export class MemoryMessageStore implements MessageStore {
 
   stats(): StoreStats {
     const { log } = this.#log;
-    return { items: log.length, bytes: log.bytes, evicted: log.evicted };
+    return { items: log.length, bytes: log.bytes, evicted: log.evicted, slabBytes: this.#slabs.heldBytes };
   }
 
   /** Entries in sequence order (sessions are rebuilt from them after a restart). */
-  entries(): Iterable<StoredMessage> {
-    return this.#log.log.entries.values();
+  *entries(): Iterable<StoredMessage> {
+    for (const e of this.#log.log.entries.values()) yield e.view();
   }
 
   conversationHead(): number {
@@ -110,10 +110,11 @@ export class MemoryMessageStore implements MessageStore {
         query_id: input.query_id,
         message,
       };
-      const e = entryOf(record, JSON.stringify(record), expiresAt);
+      const json = JSON.stringify(record);
+      const e = this.#entry(record, json, expiresAt);
       this.#convs.count(conv, e, timestamp);
       this.#log.append(e);
-      return e;
+      return e.view(json);
     });
     for (const e of out) for (const l of this.#listeners) l(e);
     return out;
@@ -123,7 +124,11 @@ export class MemoryMessageStore implements MessageStore {
     const { deque, pred } = this.#select(f);
     if (!deque) return { items: [], total: 0, hasMore: false };
     const p = pageAfter(deque, cursor, limit, pred);
-    return { ...p, total: pred ? countOf(deque, pred) : deque.length };
+    return {
+      items: viewsOf(p.items),
+      hasMore: p.hasMore,
+      total: pred ? countOf(deque, pred) : deque.length,
+    };
   }
 
   async slice(
@@ -133,9 +138,9 @@ export class MemoryMessageStore implements MessageStore {
   ): Promise<{ items: StoredMessage[]; total: number }> {
     const { deque, pred } = this.#select(f);
     if (!deque) return { items: [], total: 0 };
-    if (!pred) return { items: sliceAt(deque, offset, limit), total: deque.length };
+    if (!pred) return { items: viewsOf(sliceAt(deque, offset, limit)), total: deque.length };
     const matching = [...deque.values()].filter(pred);
-    return { items: matching.slice(offset, offset + limit), total: matching.length };
+    return { items: viewsOf(matching.slice(offset, offset + limit)), total: matching.length };
   }
 
   async deleteMessages(f: MessageFilter): Promise<number> {
@@ -193,9 +198,13 @@ export class MemoryMessageStore implements MessageStore {
     this.#log.close();
   }
 
-  #revive(r: MessageRecord, json: string, expiresAt: number): StoredMessage {
+  #entry(r: MessageRecord, json: string, expiresAt: number): PackedMessage {
+    return new PackedMessage(r.sequence, json, this.#slabs, r.conversation_id, r.query_id, expiresAt);
+  }
+
+  #revive(r: MessageRecord, json: string, expiresAt: number): PackedMessage {
     const conv = this.#convs.restore(r.conversation_id, r.timestamp);
-    const e = entryOf(r, json, expiresAt);
+    const e = this.#entry(r, json, expiresAt);
     this.#convs.count(conv, e, r.timestamp);
     return e;
   }
@@ -208,7 +217,7 @@ export class MemoryMessageStore implements MessageStore {
   }
 
   /** The narrowest deque in sequence order holding the filter's messages, and what to filter by. */
-  #select(f: MessageFilter): { deque: SeqDeque<StoredMessage> | undefined; pred?: Pred | undefined } {
+  #select(f: MessageFilter): { deque: SeqDeque<PackedMessage> | undefined; pred?: Pred | undefined } {
     const q = f.queryId;
     if (f.conversationId !== undefined)
       return {
@@ -225,6 +234,7 @@ export class MemoryMessageStore implements MessageStore {
     const q = f.queryId;
     if (c === undefined && q === undefined) {
       this.#convs.resetCounts();
+      for (const e of this.#log.log.entries.values()) this.#slabs.release(e);
       return this.#log.dropAll();
     }
     return this.#log.dropWhere(
@@ -233,7 +243,7 @@ export class MemoryMessageStore implements MessageStore {
   }
 }
 
-function countOf(deque: SeqDeque<StoredMessage>, pred: Pred): number {
+function countOf(deque: SeqDeque<PackedMessage>, pred: Pred): number {
   let n = 0;
   for (const e of deque.values()) if (pred(e)) n++;
   return n;

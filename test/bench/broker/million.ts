@@ -7,6 +7,18 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBrokerProcess } from './process.ts';
 
+/** Where the RSS goes at the end: V8 heap, off-heap buffers, the message store's slabs (MB). */
+async function memoryOf(url: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const mb = (re: RegExp) => Math.round(Number(re.exec(text)?.[1] ?? 0) / 2 ** 20);
+  return {
+    'heap used (MB)': mb(/^nodejs_heap_size_used_bytes (\d+)/m),
+    'external (MB)': mb(/^nodejs_external_memory_bytes (\d+)/m),
+    'message slabs (MB)': mb(/^berth_broker_store_slab_bytes\{domain="messages"\} (\d+)/m),
+    'messages counted (MB)': mb(/^berth_broker_store_bytes\{domain="messages"\} (\d+)/m),
+  };
+}
+
 const label = process.env.MILLION_LABEL ?? 'current';
 const broker = await startBrokerProcess({
   BERTH_NODE_FLAGS: process.env.BERTH_NODE_FLAGS ?? '',
@@ -21,6 +33,7 @@ const big = Array.from({ length: 1000 }, (_, i) => ({
 }));
 const body = JSON.stringify({ conversation_id: 'million', query_id: 'q', messages: big });
 const samples: number[] = [rssMb()];
+let memory: Record<string, number> = {};
 const t0 = performance.now();
 try {
   for (let i = 0; i < 1000; i += 4) {
@@ -38,6 +51,7 @@ try {
     if (i % 40 === 0) samples.push(rssMb());
   }
   samples.push(rssMb());
+  memory = await memoryOf(broker.url);
 } finally {
   broker.proc.kill('SIGTERM');
   await broker.exited;
@@ -47,6 +61,7 @@ const results = {
   'RSS max during 1M (MB)': Math.max(...samples),
   'RSS after 1M (MB)': samples.at(-1),
   'messages/s': Math.round(1_000_000 / ((performance.now() - t0) / 1000)),
+  ...memory,
 };
 const file = join(import.meta.dirname, 'million-results.json');
 const all = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {};
