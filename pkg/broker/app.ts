@@ -3,6 +3,7 @@ import {
   bodyLimit,
   errorHandler,
   jsonDepthLimit,
+  MAX_JSON_DEPTH,
   mountDocsPage,
   mountMetricsRoute,
   notFoundHandler,
@@ -18,7 +19,7 @@ import { idempotent } from './idempotency/middleware.ts';
 import { mountConversationRoutes } from './messages/conversation-routes.ts';
 import { mountMessageRoutes } from './messages/routes.ts';
 import { mountSessionRoutes } from './sessions/routes.ts';
-import { mountTraceRoutes } from './traces/routes.ts';
+import { mountTraceRoutes, OTLP_TRACES_PATH } from './traces/routes.ts';
 
 /** The per-query purges (messages through the memory contract, events). */
 const PURGE_PATHS = [
@@ -38,7 +39,8 @@ export function createBrokerApp(deps: BrokerDeps): OpenAPIHono {
   app.use('*', requestId());
   app.use('*', refuseNewWatches(deps));
   app.use('*', bodyLimit(deps.config.bodyLimitBytes));
-  app.use('*', jsonDepthLimit());
+  // OTLP ingest scans each export for its spans' text anyway and checks the depth in that pass.
+  app.use('*', jsonDepthLimit(MAX_JSON_DEPTH, { checkedByRoute: (path) => path === OTLP_TRACES_PATH }));
   // The Query finalizer's purges carry an Idempotency-Key: one repeated after a controller's death
   // (on any replica) is answered, not run again.
   const purges = idempotent(deps.idempotency ?? new MemoryIdempotencyStore());

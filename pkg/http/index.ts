@@ -18,6 +18,7 @@ export { type HealthOptions, mountHealthRoutes, type Readiness } from './health/
 export {
   exceedsJsonDepth,
   jsonDepthLimit,
+  jsonStringEnd,
   jsonTooDeep,
   MAX_JSON_DEPTH,
   parseJson,

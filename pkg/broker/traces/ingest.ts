@@ -1,9 +1,10 @@
 import { gunzipSync } from 'node:zlib';
 import type { Context } from 'hono';
-import { mediaTypeOf, parseJson, parseJsonBody, sendError } from '../../http/index.ts';
+import { HttpError, jsonTooDeep, MAX_JSON_DEPTH, mediaTypeOf, sendError } from '../../http/index.ts';
 import type { BrokerDeps } from '../deps.ts';
 import { flattenRequest } from './otlp.ts';
 import { decodeTraceRequest, encodeTraceResponse } from './otlp-proto.ts';
+import { type SpanGroups, scanExport } from './raw-spans.ts';
 
 const JSON_TYPE = 'application/json';
 const PROTO_TYPES = new Set(['application/x-protobuf', 'application/protobuf']);
@@ -25,10 +26,10 @@ export async function ingestTraces(c: Context, deps: BrokerDeps): Promise<Respon
       `unsupported media type ${JSON.stringify(type || 'none')}; send application/json or application/x-protobuf`,
     );
   const encoding = (c.req.header('content-encoding') ?? 'identity').toLowerCase();
-  // Plain JSON: the text the depth-limit middleware already read and checked.
+  // Plain JSON: the text the body limit read (this route is exempt from the depth middleware).
   if (!proto && encoding === 'identity') {
     const text = await c.req.text();
-    return store(c, deps, async () => parseJsonBody(c, text), false);
+    return store(c, deps, async () => decodeJson(text), false);
   }
   let body: Uint8Array = new Uint8Array(await c.req.arrayBuffer());
   if (encoding === 'gzip') {
@@ -56,17 +57,38 @@ export async function ingestTraces(c: Context, deps: BrokerDeps): Promise<Respon
   return store(
     c,
     deps,
-    async () => (proto ? decodeTraceRequest(decoded) : parseJson(Buffer.from(decoded).toString('utf8'))),
+    async () => {
+      if (proto) return { request: decodeTraceRequest(decoded) };
+      return decodeJson(Buffer.from(decoded).toString('utf8'));
+    },
     proto,
   );
 }
 
 /** Validates and stores one decoded export; answers in the export's own encoding. */
-async function store(c: Context, deps: BrokerDeps, decode: () => Promise<unknown>, proto: boolean) {
+/**
+ * A JSON export, parsed (V8's parser is iterative: any depth is safe to parse) and then scanned
+ * once for its spans' text and the depth limit; the scan trusts the text to be JSON.
+ */
+function decodeJson(text: string): Decoded {
+  const request = JSON.parse(text);
+  const scan = scanExport(text, MAX_JSON_DEPTH);
+  if (scan.tooDeep) throw jsonTooDeep(MAX_JSON_DEPTH);
+  return { request, texts: scan.groups };
+}
+
+interface Decoded {
+  request: unknown;
+  texts?: SpanGroups | undefined;
+}
+
+async function store(c: Context, deps: BrokerDeps, decode: () => Promise<Decoded>, proto: boolean) {
   let flat: ReturnType<typeof flattenRequest>;
   try {
-    flat = flattenRequest(await decode());
+    const { request, texts } = await decode();
+    flat = flattenRequest(request, texts);
   } catch (err) {
+    if (err instanceof HttpError) throw err; // json_too_deep, rendered by the app's error handler
     return sendError(
       c,
       400,

@@ -1,3 +1,5 @@
+import type { SpanGroups } from './raw-spans.ts';
+
 export const SESSION_ATTRIBUTE = 'svc.session.id';
 
 interface KeyValue {
@@ -12,11 +14,25 @@ export interface SpanRecord {
   parentSpanId?: string;
   name: string;
   sessionId?: string;
+  [RAW_MEMBERS]?: string;
   [k: string]: unknown;
 }
 
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX16 = /^[0-9a-f]{16}$/;
+
+/** Whether `v` is already an id as stored: lowercase hex of the length, not all zeros. */
+function isCanonicalId(v: string, chars: number): boolean {
+  if (v.length !== chars) return false;
+  let nonZero = false;
+  for (let i = 0; i < chars; i++) {
+    const c = v.charCodeAt(i);
+    if (c === 0x30) continue;
+    if (!((c > 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
+    nonZero = true;
+  }
+  return nonZero;
+}
 
 /**
  * An id as lowercase hex. OTLP/JSON uses hex; some clients send base64 (the protobuf JSON mapping),
@@ -24,6 +40,7 @@ const HEX16 = /^[0-9a-f]{16}$/;
  */
 export function normalizeId(v: unknown, bytes: 8 | 16): string | undefined {
   if (typeof v !== 'string' || v === '') return undefined;
+  if (isCanonicalId(v, bytes * 2)) return v;
   const lower = v.toLowerCase();
   if ((bytes === 16 ? HEX32 : HEX16).test(lower)) return /^0+$/.test(lower) ? undefined : lower;
   if (/^[A-Za-z0-9+/_-]+=*$/.test(v)) {
@@ -41,67 +58,148 @@ function sessionIn(attrs: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The members of a span's stored JSON as the client wrote them (its text without the braces), on
+ * a span stored as sent; absent when the span must be re-serialized.
+ */
+export const RAW_MEMBERS = Symbol('raw span members');
+
 export interface Flattened {
   spans: SpanRecord[];
   rejected: number;
   errors: string[];
 }
 
-/** Walks `resourceSpans[].scopeSpans[].spans[]`, validating each span; bad spans are counted, not fatal. */
-export function flattenRequest(req: unknown): Flattened {
+type Ids = { traceId: string; spanId: string; parentSpanId: string | undefined };
+
+/**
+ * Walks `resourceSpans[].scopeSpans[].spans[]`, validating each span; bad spans are counted, not
+ * fatal. `raw` (from `rawSpanGroups` over the text the request was parsed from) lets a span whose
+ * fields are already as stored keep the client's text instead of being serialized again.
+ */
+export function flattenRequest(req: unknown, raw?: SpanGroups): Flattened {
   if (!req || typeof req !== 'object' || Array.isArray(req))
     throw new TypeError('the body must be an ExportTraceServiceRequest object');
   const rs = (req as { resourceSpans?: unknown }).resourceSpans ?? [];
   if (!Array.isArray(rs)) throw new TypeError('resourceSpans must be an array');
+  const texts = raw && sameShape(raw, rs) ? raw : undefined;
   const out: Flattened = { spans: [], rejected: 0, errors: [] };
-  for (const r of rs as Array<Record<string, unknown>>) {
+  for (const [ri, r] of (rs as Array<Record<string, unknown>>).entries()) {
     const resource = (r?.resource ?? {}) as Record<string, unknown>;
     const resourceSession = sessionIn(resource.attributes);
     // One object per resource and per scope, shared by their spans: the store serializes each once.
     const sharedResource = { attributes: resource.attributes ?? [] };
     const scopes = r?.scopeSpans ?? [];
     if (!Array.isArray(scopes)) throw new TypeError('scopeSpans must be an array');
-    for (const s of scopes as Array<Record<string, unknown>>) {
+    for (const [si, s] of (scopes as Array<Record<string, unknown>>).entries()) {
       const scope = s?.scope ?? {};
       const spans = s?.spans ?? [];
       if (!Array.isArray(spans)) throw new TypeError('spans must be an array');
-      for (const [i, raw] of (spans as Array<Record<string, unknown>>).entries()) {
-        const problem = validate(raw);
-        if (problem) {
+      for (const [i, span] of (spans as Array<Record<string, unknown>>).entries()) {
+        const ids = validate(span);
+        if (typeof ids === 'string') {
           out.rejected++;
-          if (out.errors.length < 5) out.errors.push(`span ${i}: ${problem}`);
+          if (out.errors.length < 5) out.errors.push(`span ${i}: ${ids}`);
           continue;
         }
-        const traceId = normalizeId(raw.traceId, 16) as string;
-        const spanId = normalizeId(raw.spanId, 8) as string;
-        const parentSpanId = normalizeId(raw.parentSpanId, 8);
-        const sessionId = sessionIn(raw.attributes) ?? resourceSession;
-        const { traceId: _t, spanId: _s, parentSpanId: _p, ...rest } = raw;
-        out.spans.push({
-          traceId,
-          spanId,
-          ...(parentSpanId ? { parentSpanId } : {}),
-          ...rest,
-          name: raw.name as string,
-          resource: sharedResource,
-          scope,
-          ...(sessionId ? { sessionId } : {}),
-        });
+        const sessionId = sessionIn(span.attributes) ?? resourceSession;
+        const text = texts?.[ri]?.[si]?.[i];
+        out.spans.push(
+          text !== undefined && storedAsSent(span, ids)
+            ? asSent(span, ids, text, sharedResource, scope, sessionId)
+            : reserialized(span, ids, sharedResource, scope, sessionId),
+        );
       }
     }
   }
   return out;
 }
 
-function validate(raw: Record<string, unknown>): string | undefined {
+function reserialized(
+  span: Record<string, unknown>,
+  ids: Ids,
+  resource: unknown,
+  scope: unknown,
+  sessionId?: string,
+) {
+  const { traceId: _t, spanId: _s, parentSpanId: _p, ...rest } = span;
+  return {
+    traceId: ids.traceId,
+    spanId: ids.spanId,
+    ...(ids.parentSpanId ? { parentSpanId: ids.parentSpanId } : {}),
+    ...rest,
+    name: span.name as string,
+    resource,
+    scope,
+    ...(sessionId ? { sessionId } : {}),
+  };
+}
+
+function asSent(
+  span: Record<string, unknown>,
+  ids: Ids,
+  text: string,
+  resource: unknown,
+  scope: unknown,
+  sessionId?: string,
+): SpanRecord {
+  const members = text.slice(text.indexOf('{') + 1, text.lastIndexOf('}'));
+  const session = sessionId ? `,"sessionId":${JSON.stringify(sessionId)}` : '';
+  return {
+    traceId: ids.traceId,
+    spanId: ids.spanId,
+    name: span.name as string,
+    resource,
+    scope,
+    ...(sessionId ? { sessionId } : {}),
+    [RAW_MEMBERS]: members + session,
+  };
+}
+
+/**
+ * Whether the client's text of this span is what would be stored: ids already canonical (the
+ * parsed values are the ones a reader of the text gets, duplicates included: the last wins both
+ * ways) and none of the members the store sets itself.
+ */
+function storedAsSent(span: Record<string, unknown>, ids: Ids): boolean {
+  return (
+    span.traceId === ids.traceId &&
+    span.spanId === ids.spanId &&
+    (span.parentSpanId === undefined || span.parentSpanId === ids.parentSpanId) &&
+    !Object.hasOwn(span, 'sequence') &&
+    !Object.hasOwn(span, 'resource') &&
+    !Object.hasOwn(span, 'scope') &&
+    !Object.hasOwn(span, 'sessionId')
+  );
+}
+
+/** Whether the scanned texts line up one to one with the parsed export. */
+function sameShape(raw: SpanGroups, rs: unknown[]): boolean {
+  if (raw.length !== rs.length) return false;
+  return rs.every((r, i) => {
+    const scopes = (r as { scopeSpans?: unknown } | null)?.scopeSpans ?? [];
+    const groups = raw[i] as string[][];
+    if (!Array.isArray(scopes) || groups.length !== scopes.length) return false;
+    return scopes.every((s, j) => {
+      const spans = (s as { spans?: unknown } | null)?.spans ?? [];
+      return Array.isArray(spans) && spans.length === groups[j]?.length;
+    });
+  });
+}
+
+/** The span's ids (normalized), or what is wrong with it. */
+function validate(raw: Record<string, unknown>): Ids | string {
   if (!raw || typeof raw !== 'object') return 'not an object';
-  if (!normalizeId(raw.traceId, 16)) return 'traceId must be 16 non-zero bytes (32 hex characters)';
-  if (!normalizeId(raw.spanId, 8)) return 'spanId must be 8 non-zero bytes (16 hex characters)';
-  if (raw.parentSpanId !== undefined && raw.parentSpanId !== '' && !normalizeId(raw.parentSpanId, 8))
+  const traceId = normalizeId(raw.traceId, 16);
+  if (!traceId) return 'traceId must be 16 non-zero bytes (32 hex characters)';
+  const spanId = normalizeId(raw.spanId, 8);
+  if (!spanId) return 'spanId must be 8 non-zero bytes (16 hex characters)';
+  const parentSpanId = normalizeId(raw.parentSpanId, 8);
+  if (raw.parentSpanId !== undefined && raw.parentSpanId !== '' && !parentSpanId)
     return 'parentSpanId must be 8 bytes (16 hex characters)';
   if (typeof raw.name !== 'string') return 'name must be a string';
   if (raw.attributes !== undefined && !Array.isArray(raw.attributes)) return 'attributes must be an array';
-  return undefined;
+  return { traceId, spanId, parentSpanId };
 }
 
 const serialized = new WeakMap<object, string>();
@@ -125,5 +223,8 @@ function sharedJson(o: unknown): string {
  */
 export function spanJson(sequence: number, span: SpanRecord): string {
   const { resource, scope, ...own } = span;
+  const members = span[RAW_MEMBERS];
+  if (typeof members === 'string')
+    return `{"sequence":${sequence},${members},"resource":${sharedJson(resource)},"scope":${sharedJson(scope)}}`;
   return `{"sequence":${sequence},${JSON.stringify(own).slice(1, -1)},"resource":${sharedJson(resource)},"scope":${sharedJson(scope)}}`;
 }

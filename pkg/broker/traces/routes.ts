@@ -13,6 +13,7 @@ export const TRACES_TOPIC = 'traces';
 export type SpanMeta = { t: string; s: string };
 export const spanMeta = (e: StoredSpan): SpanMeta => ({ t: e.traceId, s: e.sessionId });
 const tags = ['Traces'];
+export const OTLP_TRACES_PATH = '/v1/traces';
 
 export function mountTraceRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
   const store = deps.stores.traces;
@@ -21,7 +22,7 @@ export function mountTraceRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
     app,
     createRoute({
       method: 'post',
-      path: '/v1/traces',
+      path: OTLP_TRACES_PATH,
       tags,
       summary: 'OTLP/HTTP trace ingest (JSON or protobuf, optionally gzip)',
       description:

@@ -104,3 +104,26 @@ describe('jsonDepthLimit', () => {
     expect(await res.text()).toBe(ndjson);
   });
 });
+
+describe('jsonDepthLimit checkedByRoute', () => {
+  it('leaves the bodies of the routes that check depth themselves to them', async () => {
+    const a = new Hono();
+    a.use('*', jsonDepthLimit(MAX_JSON_DEPTH, { checkedByRoute: (path) => path === '/own' }));
+    a.onError(errorHandler(createLogger({ level: 'silent' })));
+    a.post('/own', async (c) => c.json({ length: (await c.req.text()).length }));
+    a.post('/other', async (c) => c.json({ length: (await c.req.text()).length }));
+    const deep = arrays(5_000);
+    const own = await a.request('/own', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: deep,
+    });
+    expect(await own.json()).toEqual({ length: 10_000 });
+    const other = await a.request('/other', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: deep,
+    });
+    expect(other.status).toBe(400);
+  });
+});

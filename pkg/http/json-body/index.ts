@@ -38,7 +38,7 @@ export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean 
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (ch === 0x22 /* " */) {
-      i = stringEnd(text, i);
+      i = jsonStringEnd(text, i);
       if (i < 0) return false; // unterminated: JSON.parse reports it
     } else if (ch === 0x7b /* { */ || ch === 0x5b /* [ */) {
       if (++depth > limit) return true;
@@ -47,8 +47,8 @@ export function exceedsJsonDepth(text: string, limit = MAX_JSON_DEPTH): boolean 
   return false;
 }
 
-/** Index of the quote closing the string that opens at `start`, or -1. */
-function stringEnd(text: string, start: number): number {
+/** Index of the quote closing the JSON string that opens at `start`, or -1. */
+export function jsonStringEnd(text: string, start: number): number {
   let i = start;
   for (;;) {
     i = text.indexOf('"', i + 1);
@@ -71,11 +71,16 @@ export function parseJson(text: string, limit = MAX_JSON_DEPTH): unknown {
  * is too deep, the cached body becomes a failed read and the request is flagged, so the app's (or a
  * sub-app's) error handler answers 400 `json_too_deep` in its own shape, as it does for the body
  * limit. Bodies a route streams (NDJSON) or that are compressed are not JSON here and pass as they
- * are: their parsers call `parseJson` themselves.
+ * are: their parsers call `parseJson` themselves, as do the routes `checkedByRoute` names.
  */
-export function jsonDepthLimit(limit = MAX_JSON_DEPTH): MiddlewareHandler<Env> {
+export function jsonDepthLimit(
+  limit = MAX_JSON_DEPTH,
+  opts: { checkedByRoute?: (path: string) => boolean } = {},
+): MiddlewareHandler<Env> {
   return async (c, next) => {
     if (!BODY_METHODS.has(c.req.method) || !JSON_MEDIA.test(mediaTypeOf(c))) return next();
+    // A route whose own scan of the body checks the depth too (one pass instead of two).
+    if (opts.checkedByRoute?.(c.req.path)) return next();
     const encoding = c.req.header('content-encoding');
     if (encoding && encoding.toLowerCase() !== 'identity') return next();
     let text: string;
