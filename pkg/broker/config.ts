@@ -73,6 +73,10 @@ export const brokerEnvSchema = z
     SSE_HEARTBEAT_SECONDS: int(15, 1, 3600),
     SSE_MAX_BUFFERED_BYTES: int(4 * MB, 1024),
     SSE_FLUSH_MS: int(20, 0, 1000),
+    OTLP_DECODE_THREAD: z
+      .enum(['auto', 'on', 'off'], { message: 'must be auto, on or off' })
+      .optional()
+      .default('auto'),
     STREAM_IDLE_TIMEOUT_SECONDS: int(300, 1),
   })
   .superRefine((e, ctx) => {
@@ -124,6 +128,8 @@ export interface BrokerConfig {
   sse: { heartbeatMs: number; maxBufferedBytes: number; streamIdleMs: number; flushMs: number };
   /** How often expired records are swept. */
   sweepMs: number;
+  /** Whether OTLP exports are decoded on a thread of their own (`auto`: with more than one core). */
+  otlpDecodeThread: 'auto' | 'on' | 'off';
 }
 
 export class ConfigError extends Error {
@@ -186,6 +192,7 @@ function fromEnv(e: BrokerEnv): BrokerConfig {
       flushMs: e.SSE_FLUSH_MS,
     },
     sweepMs: 30_000,
+    otlpDecodeThread: e.OTLP_DECODE_THREAD,
   };
 }
 

@@ -10,6 +10,7 @@ import type { MessageStore } from './messages/types.ts';
 import type { BrokerMetrics } from './metrics.ts';
 import type { SessionStore } from './sessions/types.ts';
 import type { BackendHealth } from './stores.ts';
+import type { OtlpDecoder } from './traces/decoder.ts';
 import type { TraceStore } from './traces/types.ts';
 
 export interface BrokerStores {
@@ -38,6 +39,8 @@ export interface BrokerDeps {
   idempotency?: IdempotencyStore;
   /** The durable storage backends and whether they answer (readiness). */
   health?: () => Promise<BackendHealth[]>;
+  /** Decodes OTLP exports (on a thread of its own); inline when absent. */
+  otlpDecoder?: OtlpDecoder;
 }
 
 export function watchDeps(d: BrokerDeps): WatchDeps {

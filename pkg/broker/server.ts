@@ -10,6 +10,7 @@ import type { BrokerConfig } from './config.ts';
 import type { BrokerDeps } from './deps.ts';
 import { BrokerMetrics } from './metrics.ts';
 import { openStores } from './stores.ts';
+import { otlpDecoder } from './traces/decoder.ts';
 
 export interface RunningBroker {
   url: string;
@@ -66,6 +67,7 @@ export async function startBroker(
     health: () => opened.health(),
     metrics,
     tracing: tracing?.middleware,
+    otlpDecoder: otlpDecoder(config.otlpDecodeThread, log),
   };
   const app = createBrokerApp(deps);
   const sweeper = setInterval(() => {
@@ -108,7 +110,7 @@ export async function startBroker(
       ready = false;
       clearInterval(sweeper);
       hub.stop();
-      await Promise.all([opened.close(), tracing?.shutdown()]);
+      await Promise.all([opened.close(), tracing?.shutdown(), deps.otlpDecoder?.close()]);
       log.info({ port }, 'broker stopped');
     })();
     return closing;

@@ -1,5 +1,5 @@
 import { LogStore, type LogStoreOptions, timedEntry } from '../core/log-store.ts';
-import { type SpanRecord, spanJson } from './otlp.ts';
+import { type PreparedSpan, spanJson } from './otlp.ts';
 import type { StoredSpan, TraceItem, TraceStore } from './types.ts';
 
 export type MemoryTraceStoreOptions = LogStoreOptions;
@@ -18,7 +18,7 @@ export class MemoryTraceStore extends LogStore<StoredSpan, 'trace' | 'session'> 
     super(opts, { keys: { trace: (e) => e.traceId, session: (e) => e.sessionId }, revive: entryOf });
   }
 
-  async ingest(spans: SpanRecord[]): Promise<StoredSpan[]> {
+  async ingest(spans: PreparedSpan[]): Promise<StoredSpan[]> {
     const expiresAt = this.log.now() + this.ttlMs;
     const out = spans.map((s) => {
       const sequence = this.log.nextSeq();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { flattenRequest, RAW_MEMBERS, spanJson } from './otlp.ts';
+import { flattenRequest, prepareSpan, RAW_MEMBERS, spanJson } from './otlp.ts';
 import { rawSpanGroups, scanExport } from './raw-spans.ts';
 
 // A small seeded generator: the same cases on every run.
@@ -55,7 +55,7 @@ function exportOf(r: () => number) {
 function stored(text: string, withRaw: boolean) {
   const flat = flattenRequest(JSON.parse(text), withRaw ? rawSpanGroups(text) : undefined);
   return {
-    json: flat.spans.map((s, i) => JSON.parse(spanJson(i + 1, s))),
+    json: flat.spans.map((s, i) => JSON.parse(spanJson(i + 1, prepareSpan(s)))),
     raw: flat.spans.filter((s) => s[RAW_MEMBERS] !== undefined).length,
     rejected: flat.rejected,
   };
@@ -82,7 +82,7 @@ describe('spans stored as sent', () => {
   it('keeps a canonical span as the client wrote it', () => {
     const text = `{"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"x","spanId":"${'b'.repeat(16)}","traceId":"${'a'.repeat(32)}","kind":3}]}]}]}`;
     const [span] = flattenRequest(JSON.parse(text), rawSpanGroups(text)).spans;
-    expect(spanJson(7, span as never)).toBe(
+    expect(spanJson(7, prepareSpan(span as never))).toBe(
       `{"sequence":7,"name":"x","spanId":"${'b'.repeat(16)}","traceId":"${'a'.repeat(32)}","kind":3,"resource":{"attributes":[]},"scope":{}}`,
     );
   });
@@ -102,7 +102,7 @@ describe('spans stored as sent', () => {
       expect(rawSpanGroups(text)).toBeUndefined();
       const [stored] = flattenRequest(JSON.parse(text), rawSpanGroups(text)).spans;
       expect(stored?.name).toBe('x');
-      expect(JSON.parse(spanJson(1, stored as never)).name).toBe('x');
+      expect(JSON.parse(spanJson(1, prepareSpan(stored as never))).name).toBe('x');
     }
   });
 

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { prepareSpan } from './otlp.ts';
 import type { TraceStore } from './types.ts';
 
-const span = (t: string, s: string, sessionId?: string) => ({
-  traceId: t.repeat(32),
-  spanId: s.repeat(16),
-  name: `${t}${s}`,
-  ...(sessionId ? { sessionId } : {}),
-});
+const span = (t: string, s: string, sessionId?: string) =>
+  prepareSpan({
+    traceId: t.repeat(32),
+    spanId: s.repeat(16),
+    name: `${t}${s}`,
+    ...(sessionId ? { sessionId } : {}),
+  });
 
 export function traceStoreContract(name: string, make: () => Promise<TraceStore>): void {
   describe(`TraceStore contract: ${name}`, () => {

@@ -1,5 +1,5 @@
 import type { TimedEntry } from '../core/indexed-log.ts';
-import type { SpanRecord } from './otlp.ts';
+import type { PreparedSpan } from './otlp.ts';
 
 export interface StoredSpan extends TimedEntry {
   traceId: string;
@@ -16,7 +16,7 @@ export interface TraceItem {
 /** Storage seam of spans grouped into traces; every backend passes `store.contract.ts`. */
 export interface TraceStore {
   head(): number;
-  ingest(spans: SpanRecord[]): Promise<StoredSpan[]>;
+  ingest(spans: PreparedSpan[]): Promise<StoredSpan[]>;
   /** Traces whose latest span is after `cursor`, in that order (a session keeps traces with a span of it). */
   list(
     sessionId: string | undefined,
