@@ -11,7 +11,30 @@ class Counter {
 }
 
 describe('adaptive flush scheduling', () => {
-  it('idle: a frame is flushed at the end of the event-loop turn, not after the window', async () => {
+  it('idle: a few sinks are flushed right after the publishing code, a fan-out at the end of the turn', async () => {
+    const s = new FlushScheduler({ intervalMs: 1000, loadedWrites: 10_000 });
+    const one = new Counter();
+    const seen: number[] = [];
+    setImmediate(() => seen.push(one.flushes.length));
+    s.mark(one);
+    await Promise.resolve();
+    // Flushed in a microtask: before any callback of the turn (the immediate queued first included).
+    expect(one.flushes).toHaveLength(1);
+    await tick();
+    expect(seen).toEqual([1]);
+
+    const many = Array.from({ length: 40 }, () => new Counter());
+    const before: number[] = [];
+    setImmediate(() => before.push(many.filter((c) => c.flushes.length > 0).length));
+    for (const c of many) s.mark(c);
+    await tick();
+    await tick();
+    // 40 sinks: left to the end of the turn, after the callbacks already queued; each once.
+    expect(before).toEqual([0]);
+    expect(many.every((c) => c.flushes.length === 1)).toBe(true);
+  });
+
+  it('idle: a frame is flushed within the event-loop turn, not after the window', async () => {
     const s = new FlushScheduler({ intervalMs: 1000, loadedWrites: 100 });
     const c = new Counter();
     for (let i = 0; i < 5; i++) {
