@@ -139,7 +139,7 @@ export class BrokerMetrics {
     );
     optional(
       'berth_broker_store_slab_bytes',
-      'Bytes of the off-heap buffers an in-memory store packs its records JSON in (messages)',
+      'Bytes of the off-heap buffers an in-memory store packs its records JSON in (messages, spans)',
       (s) => s.slabBytes,
     );
     new Counter({

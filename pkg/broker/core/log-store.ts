@@ -6,13 +6,16 @@ import type { Journal } from './journal.ts';
  * What every in-memory store over an IndexedLog shares: journal load, the head sequence and
  * append listeners (the SSE hubs). Stores with state derived from entries rebuild it in `revived`.
  */
-export abstract class LogStore<E extends TimedEntry, K extends string> {
+export abstract class LogStore<E extends TimedEntry, K extends string, V = E> {
   protected readonly log: IndexedLog<E, K>;
   /** How long an entry stays visible (the store's TTL). */
   protected readonly ttlMs: number;
-  readonly #listeners: Array<(e: E) => void> = [];
+  readonly #listeners: Array<(v: V) => void> = [];
 
-  constructor(store: LogStoreOptions, opts: Pick<IndexedLogOptions<E, K>, 'keys' | 'revive'>) {
+  constructor(
+    store: LogStoreOptions,
+    opts: Pick<IndexedLogOptions<E, K>, 'keys' | 'revive' | 'onEvict' | 'onRemove'>,
+  ) {
     const revive = opts.revive;
     this.ttlMs = store.ttlSeconds * 1000;
     this.log = new IndexedLog({
@@ -20,6 +23,8 @@ export abstract class LogStore<E extends TimedEntry, K extends string> {
       journal: store.journal,
       now: store.now,
       keys: opts.keys,
+      onEvict: opts.onEvict,
+      onRemove: opts.onRemove,
       revive: (record, json, expiresAt) => {
         const e = revive(record, json, expiresAt);
         this.revived(e);
@@ -43,12 +48,13 @@ export abstract class LogStore<E extends TimedEntry, K extends string> {
     return { items: this.log.log.length, bytes: this.log.log.bytes, evicted: this.log.log.evicted };
   }
 
-  onAppend(listener: (e: E) => void): void {
+  onAppend(listener: (v: V) => void): void {
     this.#listeners.push(listener);
   }
 
-  protected emit(e: E): void {
-    for (const l of this.#listeners) l(e);
+  /** Tells the listeners of an append: the entry, or the view of it readers get (`V`). */
+  protected emit(v: V): void {
+    for (const l of this.#listeners) l(v);
   }
 }
 

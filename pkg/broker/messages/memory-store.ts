@@ -3,10 +3,11 @@ import type { z } from 'zod';
 import type { Caps, StoreStats } from '../core/capped-log.ts';
 import { IndexedLog } from '../core/indexed-log.ts';
 import type { Journal } from '../core/journal.ts';
+import { viewsOf } from '../core/packed-entry.ts';
 import { type Page, pageAfter, type SeqDeque, sliceAt } from '../core/seq-deque.ts';
 import { TextSlabs } from '../core/text-slabs.ts';
 import { Conversations, info } from './conversations.ts';
-import { PackedMessage, viewsOf } from './packed-message.ts';
+import { PackedMessage } from './packed-message.ts';
 import type { ConversationInfo, MessageFilter, MessageStore, messagesBody, StoredMessage } from './types.ts';
 
 export interface MemoryMessageStoreOptions {

@@ -14,6 +14,9 @@ export interface OtlpDecoder {
 // Exports queued for the thread past which the next ones are decoded inline: the thread is busy
 // enough, and a queue must not hold an unbounded number of bodies.
 const MAX_QUEUED = 64;
+// The thread's young generation: V8 would size it from the machine's memory (hundreds of MB on a
+// large node); an export's garbage is short-lived and a few of them fit in this.
+const YOUNG_MB = 48;
 // The worker's entry beside this module, whichever form runs (TypeScript source or `dist/`).
 const WORKER_URL = new URL(`./decode-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
 
@@ -63,7 +66,7 @@ export class ThreadDecoder implements OtlpDecoder {
   }
 
   #start(): Worker {
-    const worker = new Worker(this.#url);
+    const worker = new Worker(this.#url, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } });
     // Never what keeps the process alive: the HTTP server does, while there are requests.
     worker.unref();
     worker.on('message', ({ id, result }: { id: number; result: DecodedExport }) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryTraceStore } from './memory-store.ts';
-import { flattenRequest, normalizeId } from './otlp.ts';
+import { flattenRequest, normalizeId, prepareSpan } from './otlp.ts';
 import { traceStoreContract } from './store.contract.ts';
 
 traceStoreContract(
@@ -35,5 +35,29 @@ describe('OTLP normalisation', () => {
       ],
     });
     expect(flat.spans.map((s) => s.sessionId)).toEqual(['own', 'from-resource']);
+  });
+});
+
+describe('MemoryTraceStore slabs', () => {
+  const prepared = (i: number, trace: string) =>
+    prepareSpan({ traceId: trace.repeat(32), spanId: `${i}`.padStart(16, '1'), name: `span ${i} é 漢` });
+
+  it('serves views that keep their JSON after eviction, and reuses the slabs of evicted spans', async () => {
+    const s = new MemoryTraceStore({ caps: { maxItems: 50, maxBytes: 1 << 30 }, ttlSeconds: 60 });
+    const [first] = await s.ingest([prepared(1, 'a')]);
+    const before = first?.json;
+    for (let i = 2; i <= 5000; i++) await s.ingest([prepared(i, i % 2 ? 'b' : 'c')]);
+    expect(first?.json).toBe(before);
+    expect(JSON.parse(before ?? '{}').name).toBe('span 1 é 漢');
+    const spans = await s.spans({}, 0, 100);
+    expect(spans.map((x) => JSON.parse(x.json).name)).toEqual(
+      Array.from({ length: 50 }, (_, k) => `span ${4951 + k} é 漢`),
+    );
+    // 5,000 spans went through; the 50 kept fit in one slab, with at most the spares beside it.
+    expect(s.stats().slabBytes).toBeLessThanOrEqual(6 * 256 * 1024);
+    const trace = await s.trace('b'.repeat(32));
+    expect(trace?.every((x) => JSON.parse(x.json).traceId === 'b'.repeat(32))).toBe(true);
+    expect(await s.purge()).toBe(50);
+    expect(s.stats().items).toBe(0);
   });
 });

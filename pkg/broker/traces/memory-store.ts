@@ -1,36 +1,86 @@
-import { LogStore, type LogStoreOptions, timedEntry } from '../core/log-store.ts';
+import { ENTRY_OVERHEAD, type StoreStats } from '../core/capped-log.ts';
+import { LogStore, type LogStoreOptions } from '../core/log-store.ts';
+import { PackedEntry, viewsOf } from '../core/packed-entry.ts';
+import { TextSlabs } from '../core/text-slabs.ts';
 import { type PreparedSpan, spanJson } from './otlp.ts';
 import type { StoredSpan, TraceItem, TraceStore } from './types.ts';
 
 export type MemoryTraceStoreOptions = LogStoreOptions;
 
-function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): StoredSpan {
-  return {
-    ...timedEntry(r, json, expiresAt, 96),
-    traceId: String(r.traceId),
-    sessionId: typeof r.sessionId === 'string' ? r.sessionId : '',
-  };
+const SPAN_OVERHEAD = ENTRY_OVERHEAD + 96;
+
+/** A span as the store holds it: its JSON in a slab (see `PackedEntry`). */
+class PackedSpan extends PackedEntry<StoredSpan> implements StoredSpan {
+  readonly traceId: string;
+  readonly sessionId: string;
+
+  constructor(
+    seq: number,
+    json: string,
+    slabs: TextSlabs,
+    traceId: string,
+    sessionId: string,
+    expiresAt: number,
+  ) {
+    super(seq, json, slabs, expiresAt);
+    this.traceId = traceId;
+    this.sessionId = sessionId;
+  }
+
+  protected overhead(): number {
+    return SPAN_OVERHEAD;
+  }
+
+  view(json = this.json): StoredSpan {
+    const { seq, traceId, sessionId, expiresAt, bytes } = this;
+    return { seq, json, bytes, traceId, sessionId, expiresAt };
+  }
 }
 
-/** Spans in memory, indexed by trace and by session; a trace is the spans of one trace id. */
-export class MemoryTraceStore extends LogStore<StoredSpan, 'trace' | 'session'> implements TraceStore {
+/**
+ * Spans in memory, indexed by trace and by session; a trace is the spans of one trace id. Their
+ * JSON lives off the V8 heap (`TextSlabs`): with strings, a store at its 128 MB cap made a broker
+ * of 800+ MB after a burst of exports. Readers get views, never the stored entries.
+ */
+export class MemoryTraceStore
+  extends LogStore<PackedSpan, 'trace' | 'session', StoredSpan>
+  implements TraceStore
+{
+  readonly #slabs: TextSlabs;
+
   constructor(opts: MemoryTraceStoreOptions) {
-    super(opts, { keys: { trace: (e) => e.traceId, session: (e) => e.sessionId }, revive: entryOf });
+    const slabs = new TextSlabs();
+    super(opts, {
+      keys: { trace: (e) => e.traceId, session: (e) => e.sessionId },
+      revive: (r, json, expiresAt) =>
+        new PackedSpan(
+          r.sequence as number,
+          json,
+          slabs,
+          String(r.traceId),
+          typeof r.sessionId === 'string' ? r.sessionId : '',
+          expiresAt,
+        ),
+      onEvict: (e) => slabs.release(e),
+      onRemove: (gone) => {
+        for (const e of gone) slabs.release(e);
+        slabs.compact(() => this.log.log.entries.values());
+      },
+    });
+    this.#slabs = slabs;
   }
 
   async ingest(spans: PreparedSpan[]): Promise<StoredSpan[]> {
     const expiresAt = this.log.now() + this.ttlMs;
     const out = spans.map((s) => {
-      const sequence = this.log.nextSeq();
-      const e = entryOf(
-        { sequence, traceId: s.traceId, sessionId: s.sessionId },
-        spanJson(sequence, s),
-        expiresAt,
-      );
+      const seq = this.log.nextSeq();
+      const json = spanJson(seq, s);
+      const e = new PackedSpan(seq, json, this.#slabs, s.traceId, s.sessionId ?? '', expiresAt);
       this.log.append(e);
-      return e;
+      return e.view(json);
     });
-    for (const e of out) this.emit(e);
+    // Listeners get views, with the JSON just built rather than decoded again.
+    for (const v of out) this.emit(v);
     return out;
   }
 
@@ -62,15 +112,15 @@ export class MemoryTraceStore extends LogStore<StoredSpan, 'trace' | 'session'> 
     cursor: number,
     limit: number,
   ): Promise<StoredSpan[]> {
-    if (f.traceId !== undefined) return this.log.page(['trace', f.traceId], cursor, limit).items;
-    const out: StoredSpan[] = [];
+    if (f.traceId !== undefined) return viewsOf(this.log.page(['trace', f.traceId], cursor, limit).items);
+    const out: PackedSpan[] = [];
     const d = this.log.log.entries;
     for (const s of d.values(d.indexAfter(cursor))) {
       if (f.sessionId !== undefined && !this.inSession(s.traceId, f.sessionId)) continue;
       out.push(s);
       if (out.length === limit) break;
     }
-    return out;
+    return viewsOf(out);
   }
 
   inSession(traceId: string, sessionId: string): boolean {
@@ -80,7 +130,12 @@ export class MemoryTraceStore extends LogStore<StoredSpan, 'trace' | 'session'> 
   }
 
   async purge(): Promise<number> {
+    for (const e of this.log.log.entries.values()) this.#slabs.release(e);
     return this.log.clear();
+  }
+
+  override stats(): StoreStats {
+    return { ...super.stats(), slabBytes: this.#slabs.heldBytes };
   }
 
   sweep(): void {
@@ -99,6 +154,6 @@ export class MemoryTraceStore extends LogStore<StoredSpan, 'trace' | 'session'> 
     const d = this.log.index('trace', traceId);
     const last = d?.last();
     if (!d || !last) return undefined;
-    return { traceId, seq: last.seq, spans: [...d.values()] };
+    return { traceId, seq: last.seq, spans: viewsOf([...d.values()]) };
   }
 }
