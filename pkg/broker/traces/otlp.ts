@@ -122,7 +122,8 @@ function reserialized(
   scope: unknown,
   sessionId?: string,
 ) {
-  const { traceId: _t, spanId: _s, parentSpanId: _p, ...rest } = span;
+  // The sequence is the store's: a span's own `sequence` member would shadow it for readers.
+  const { traceId: _t, spanId: _s, parentSpanId: _p, sequence: _q, ...rest } = span;
   return {
     traceId: ids.traceId,
     spanId: ids.spanId,

@@ -87,6 +87,12 @@ describe('spans stored as sent', () => {
     );
   });
 
+  it("never lets a span's own sequence member shadow the store's", () => {
+    const text = `{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"${'a'.repeat(32)}","spanId":"${'b'.repeat(16)}","name":"x","sequence":9}]}]}]}`;
+    const [span] = flattenRequest(JSON.parse(text), rawSpanGroups(text)).spans;
+    expect(JSON.parse(spanJson(3, prepareSpan(span as never))).sequence).toBe(3);
+  });
+
   it('gives up on texts that could read differently from what was parsed', () => {
     const span = `{"traceId":"${'a'.repeat(32)}","spanId":"${'b'.repeat(16)}","name":"x"}`;
     const bad = `{"traceId":"${'c'.repeat(32)}","spanId":"${'d'.repeat(16)}","name":"evil"}`;
