@@ -1,5 +1,5 @@
 import type { Entry } from './capped-log.ts';
-import type { Slab, SlabText, TextSlabs } from './text-slabs.ts';
+import { type Slab, type SlabText, slabText, type TextSlabs } from './text-slabs.ts';
 
 /**
  * An entry of an in-memory store with its JSON kept as UTF-8 in a slab (off the V8 heap). The
@@ -20,7 +20,7 @@ export abstract class PackedEntry<V extends Entry> implements Entry, SlabText {
   }
 
   get json(): string {
-    return (this.slab as Slab).buf.toString('utf8', this.off, this.off + this.len);
+    return slabText(this);
   }
 
   /** What the byte cap counts: the UTF-8 bytes it holds in its slab and the entry's overhead. */

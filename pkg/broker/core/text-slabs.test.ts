@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type SlabText, TextSlabs } from './text-slabs.ts';
+import { type SlabText, slabText, TextSlabs } from './text-slabs.ts';
 
 const holder = (): SlabText => ({ slab: undefined, off: 0, len: 0 });
 
@@ -16,7 +16,7 @@ describe('TextSlabs', () => {
     const slabs = new TextSlabs(64);
     const texts = ['plain', 'é à ü', '漢字と絵文字 😀', 'x'.repeat(60), '', `{"a":"\\u0000"}`];
     const held = putAll(slabs, texts);
-    expect(held.map((h) => slabs.text(h))).toEqual(texts);
+    expect(held.map((h) => slabText(h))).toEqual(texts);
     expect(held[2]?.len).toBe(Buffer.byteLength(texts[2] as string));
     // 60 bytes do not fit beside the earlier texts: a new slab was started.
     expect(held[3]?.slab).not.toBe(held[0]?.slab);
@@ -26,7 +26,7 @@ describe('TextSlabs', () => {
     const slabs = new TextSlabs(1024);
     const [big] = putAll(slabs, ['y'.repeat(20_000)]);
     expect(big?.slab?.buf.length).toBe(20_000);
-    expect(slabs.text(big as SlabText)).toBe('y'.repeat(20_000));
+    expect(slabText(big as SlabText)).toBe('y'.repeat(20_000));
   });
 
   it('reuses a slab once all its texts are released, instead of allocating', () => {
@@ -40,8 +40,8 @@ describe('TextSlabs', () => {
     expect(firstSlab?.live).toBe(0);
     const later = putAll(slabs, ['d'.repeat(16), 'e'.repeat(16)]);
     expect(later[1]?.slab).toBe(firstSlab);
-    expect(slabs.text(later[1] as SlabText)).toBe('e'.repeat(16));
-    expect(slabs.text(next[0] as SlabText)).toBe('c'.repeat(16));
+    expect(slabText(later[1] as SlabText)).toBe('e'.repeat(16));
+    expect(slabText(next[0] as SlabText)).toBe('c'.repeat(16));
   });
 
   it('counts a release once, however often it is asked', () => {
@@ -64,7 +64,7 @@ describe('TextSlabs', () => {
     const kept = all.filter((_, i) => keep(i));
     const firstSlab = kept[0]?.slab;
     expect(slabs.compact(() => kept)).toBeGreaterThan(0);
-    expect(kept.map((h) => slabs.text(h))).toEqual(texts.filter((_, i) => keep(i)));
+    expect(kept.map((h) => slabText(h))).toEqual(texts.filter((_, i) => keep(i)));
     expect(kept.some((h) => h.slab === firstSlab)).toBe(false);
     // Nothing left to gain: a second pass moves nothing.
     expect(slabs.compact(() => kept)).toBe(0);

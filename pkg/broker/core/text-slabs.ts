@@ -61,11 +61,6 @@ export class TextSlabs {
     into.len = len;
   }
 
-  /** The text `t` holds (it must not have been released). */
-  text(t: SlabText): string {
-    return (t.slab as Slab).buf.toString('utf8', t.off, t.off + t.len);
-  }
-
   /** Bytes of buffers this holds: those with live texts, the one being filled and the spares. */
   get heldBytes(): number {
     const current = this.#slab.live === 0 ? this.#slab.buf.length : 0;
@@ -98,7 +93,7 @@ export class TextSlabs {
     let moved = 0;
     for (const t of texts()) {
       if (!sparse.has(t.slab as Slab)) continue;
-      const text = this.text(t);
+      const text = slabText(t);
       this.release(t);
       this.put(text, t);
       moved++;
@@ -117,4 +112,9 @@ export class TextSlabs {
   #fresh(): Slab {
     return { buf: Buffer.allocUnsafeSlow(this.#slabBytes), live: 0 };
   }
+}
+
+/** The text `t` holds (it must not have been released). */
+export function slabText(t: SlabText): string {
+  return (t.slab as Slab).buf.toString('utf8', t.off, t.off + t.len);
 }

@@ -37,8 +37,7 @@ export function rawSpanGroups(text: string): SpanGroups | undefined {
  */
 export function scanExport(text: string, maxDepth: number): ExportScan {
   let groups: SpanGroups | undefined = [];
-  // Per open container: its key, and whether it is on the path to spans.
-  const keys: (string | undefined)[] = [];
+  // Per open container (its depth is the array's length): whether it is on the path to spans.
   const onPath: boolean[] = [];
   // Path keys seen in the innermost open object on the path (a repeat is refused).
   const seen: Set<string>[] = [];
@@ -48,19 +47,19 @@ export function scanExport(text: string, maxDepth: number): ExportScan {
     const ch = text.charCodeAt(i);
     if (ch === QUOTE) {
       const end = jsonStringEnd(text, i);
-      if (keys.length <= SPAN_DEPTH && isKey(text, end)) {
+      if (onPath.length <= SPAN_DEPTH && isKey(text, end)) {
         key = text.slice(i + 1, end);
         if (key.includes('\\')) groups = undefined;
-        const expected = PATH_KEYS[keys.length];
-        if (expected !== undefined && key === expected && onPath[keys.length - 1]) {
-          const s = seen[keys.length - 1] as Set<string>;
+        const expected = PATH_KEYS[onPath.length];
+        if (expected !== undefined && key === expected && onPath[onPath.length - 1]) {
+          const s = seen[onPath.length - 1] as Set<string>;
           if (s.has(key)) groups = undefined;
           s.add(key);
         }
       }
       i = end;
     } else if (ch === 0x7b /* { */ || ch === 0x5b /* [ */) {
-      const depth = keys.length;
+      const depth = onPath.length;
       if (depth >= maxDepth) return { tooDeep: true, groups: undefined };
       const parentOnPath = depth === 0 || (onPath[depth - 1] as boolean);
       const isObject = ch === 0x7b;
@@ -71,13 +70,11 @@ export function scanExport(text: string, maxDepth: number): ExportScan {
         else if (depth === 4) groups?.at(-1)?.push([]);
       }
       if (depth === SPAN_DEPTH && parentOnPath && isObject) spanStart = i;
-      keys.push(isObject ? undefined : key);
       onPath.push(here);
       key = undefined;
     } else if (ch === 0x7d /* } */ || ch === 0x5d /* ] */) {
-      keys.pop();
       onPath.pop();
-      if (keys.length === SPAN_DEPTH && spanStart >= 0) {
+      if (onPath.length === SPAN_DEPTH && spanStart >= 0) {
         groups
           ?.at(-1)
           ?.at(-1)
