@@ -102,6 +102,10 @@ describe("the provider's tokens", () => {
 
   it('are refreshed every 10 minutes by the page timer, without keeping an idle session alive', async () => {
     const t = await signIn('erin');
+    // Idle means no page: an open one may report a focus (Chromium fires its own) or call the API
+    // between the clock's jumps, which rightly slides the session and made this test flaky. The
+    // cookies stay in the context.
+    await t.page.close();
     // What the page's timer asks, with the browser's cookies (not page-side: see whoami).
     const session = async (reason: string) =>
       (await t.context.request.get(`${dash.url}/api/auth/session?refresh=${reason}`)).json();
