@@ -163,7 +163,7 @@ export async function openStores(config: BrokerConfig, hub: SseHub, logger: Logg
       hub.publish(queryTopic(e.query), e.seq, e, () => chunkJson(e));
     });
     chunks.onPurge(() => hub.endTopics(QUERY_TOPICS, PURGED_FRAME));
-    traces.onAppend((e) => hub.publish(TRACES_TOPIC, e.seq, spanMeta(e), e.json));
+    traces.onAppend((e) => hub.publish(TRACES_TOPIC, e.seq, spanMeta(e), () => e.json()));
     sessions.onChange((seq, view, json) => {
       // A session changes on every message: build its view only when someone watches.
       if (hub.hasSubscribers(SESSIONS_TOPIC)) hub.publish(SESSIONS_TOPIC, seq, view(), json);

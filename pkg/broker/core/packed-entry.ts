@@ -1,10 +1,11 @@
 import type { Entry } from './capped-log.ts';
-import { type Slab, type SlabText, slabText, type TextSlabs } from './text-slabs.ts';
+import { type Slab, type SlabText, slabText } from './text-slabs.ts';
 
 /**
  * An entry of an in-memory store with its JSON kept as UTF-8 in a slab (off the V8 heap). The
  * bytes go back to the slabs when the store drops it and may be reused at once, so the object
- * never leaves its store: readers get a view (`view`) holding the JSON as a string.
+ * never leaves its store: readers get a view (`view`) holding the JSON as a string. The subclass's
+ * constructor puts the JSON in the slabs (`TextSlabs.put` or `putJoined`).
  */
 export abstract class PackedEntry<V extends Entry> implements Entry, SlabText {
   readonly seq: number;
@@ -13,10 +14,9 @@ export abstract class PackedEntry<V extends Entry> implements Entry, SlabText {
   off = 0;
   len = 0;
 
-  constructor(seq: number, json: string, slabs: TextSlabs, expiresAt: number) {
+  constructor(seq: number, expiresAt: number) {
     this.seq = seq;
     this.expiresAt = expiresAt;
-    slabs.put(json, this);
   }
 
   get json(): string {

@@ -43,6 +43,22 @@ export class TextSlabs {
   /** Copies `text` into a slab and points `into` at it. */
   put(text: string, into: SlabText): void {
     const len = Buffer.byteLength(text);
+    const { slab, off } = this.#claim(len, into);
+    slab.buf.write(text, off, len, 'utf8');
+  }
+
+  /**
+   * Stores the text `prefix` (ASCII) followed by the UTF-8 bytes `src[start, end)`, copied as they
+   * are: for texts that arrive as bytes (spans from the decoding thread), no string is built.
+   */
+  putJoined(prefix: string, src: Uint8Array, start: number, end: number, into: SlabText): void {
+    const { slab, off } = this.#claim(prefix.length + end - start, into);
+    slab.buf.write(prefix, off, 'latin1');
+    slab.buf.set(src.subarray(start, end), off + prefix.length);
+  }
+
+  /** Room for `len` bytes, counted as held by `into`. */
+  #claim(len: number, into: SlabText): { slab: Slab; off: number } {
     let slab: Slab;
     let off = 0;
     if (len >= OWN_BUFFER_BYTES) {
@@ -53,12 +69,12 @@ export class TextSlabs {
       off = this.#used;
       this.#used += len;
     }
-    slab.buf.write(text, off, len, 'utf8');
     if (slab.live === 0 && len > 0) this.#inUse += slab.buf.length;
     slab.live += len;
     into.slab = slab;
     into.off = off;
     into.len = len;
+    return { slab, off };
   }
 
   /** Bytes of buffers this holds: those with live texts, the one being filled and the spares. */

@@ -19,9 +19,10 @@ export class PackedMessage extends PackedEntry<StoredMessage> implements StoredM
     queryId: string,
     expiresAt: number,
   ) {
-    super(seq, json, slabs, expiresAt);
+    super(seq, expiresAt);
     this.conversationId = conversationId;
     this.queryId = queryId;
+    slabs.put(json, this);
   }
 
   protected overhead(): number {

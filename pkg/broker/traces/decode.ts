@@ -1,8 +1,20 @@
+import { isUtf8 } from 'node:buffer';
 import { gunzipSync } from 'node:zlib';
 import { HttpError, jsonTooDeep, MAX_JSON_DEPTH } from '../../http/index.ts';
-import { flattenRequest, type PreparedSpan, prepareSpan } from './otlp.ts';
+import { type Range, type ScannedGroup, scanExportBytes } from './export-scanner.ts';
+import {
+  addSpan,
+  type Flattened,
+  flattenRequest,
+  flattenSpan,
+  groupSuffix,
+  prepareSpan,
+  sessionMember,
+  spanGroup,
+} from './otlp.ts';
 import { decodeTraceRequest } from './otlp-proto.ts';
 import { type SpanGroups, scanExport } from './raw-spans.ts';
+import { packSpans, type SpanBatch, SpanBatchBuilder } from './span-batch.ts';
 
 /** One export as received: its bytes and how they are encoded (media type and encoding checked). */
 export interface ExportInput {
@@ -15,15 +27,15 @@ export interface ExportInput {
 
 /** What decoding an export gives: spans ready to store and the rejected ones, or the refusal. */
 export type DecodedExport =
-  | { ok: true; spans: PreparedSpan[]; rejected: number; errors: string[] }
+  | { ok: true; batch: SpanBatch; rejected: number; errors: string[] }
   | { ok: false; status: 400 | 413 | 503; code: string; message: string };
 
 /**
  * Everything between the received bytes and spans ready to store — decompression, parsing,
  * validation, serialization — as one pure step, so it can run on a decoding thread (`decoder.ts`)
- * as well as inline; its result is plain data (structured-clone safe).
+ * as well as inline; its result is plain data (structured-clone safe, its buffers transferable).
  */
-export function decodeExport(input: ExportInput): DecodedExport {
+export function decodeExport(input: ExportInput, opts: { byteScan?: boolean } = {}): DecodedExport {
   let body = input.body;
   if (input.gzip) {
     try {
@@ -34,10 +46,15 @@ export function decodeExport(input: ExportInput): DecodedExport {
       return refuse(400, 'invalid_encoding', `body is not valid gzip: ${(err as Error).message}`);
     }
   }
+  if (!input.proto && opts.byteScan !== false) {
+    const scanned = isUtf8(body) ? scanExportBytes(body, MAX_JSON_DEPTH) : undefined;
+    if (scanned) return fromScan(body, scanned);
+  }
   try {
     const { request, texts } = input.proto ? { request: decodeTraceRequest(body) } : decodeJson(body);
     const flat = flattenRequest(request, texts);
-    return { ok: true, spans: flat.spans.map(prepareSpan), rejected: flat.rejected, errors: flat.errors };
+    const batch = packSpans(flat.spans.map(prepareSpan));
+    return { ok: true, batch, rejected: flat.rejected, errors: flat.errors };
   } catch (err) {
     if (err instanceof HttpError) return refuse(400, err.code, err.message);
     const what = input.proto ? 'protobuf' : 'JSON';
@@ -62,4 +79,44 @@ function decodeJson(body: Uint8Array): { request: unknown; texts: SpanGroups | u
   const scan = scanExport(text, MAX_JSON_DEPTH);
   if (scan.tooDeep) throw jsonTooDeep(MAX_JSON_DEPTH);
   return { request, texts: scan.groups };
+}
+
+/**
+ * An export the byte scanner took: spans it could take as sent are copied from the body; the
+ * others are parsed alone and go through the same validation as a parsed export's.
+ */
+function fromScan(body: Uint8Array, groups: ScannedGroup[]): DecodedExport {
+  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const text = (r: Range | undefined) => (r ? buf.toString('utf8', r[0], r[1]) : undefined);
+  const parse = (r: Range | undefined) => (r ? JSON.parse(buf.toString('utf8', r[0], r[1])) : undefined);
+  const out: Flattened = { spans: [], rejected: 0, errors: [] };
+  const batch = new SpanBatchBuilder();
+  for (const g of groups) {
+    const group = spanGroup(parse(g.resource), parse(g.scope));
+    const suffix = groupSuffix(group.resource, group.scope);
+    // What follows an as-sent span's members, per session (an export is usually one session's).
+    const suffixes = new Map<string | undefined, Uint8Array>();
+    const suffixOf = (sessionId: string | undefined) => {
+      let bytes = suffixes.get(sessionId);
+      if (!bytes) {
+        bytes = Buffer.from(sessionMember(sessionId) + suffix, 'utf8');
+        suffixes.set(sessionId, bytes);
+      }
+      return bytes;
+    };
+    for (const [i, s] of g.spans.entries()) {
+      if (s.traceId !== undefined) {
+        // An empty session id is none, as for a parsed span.
+        const sessionId: string | undefined = (parse(s.session) ?? group.session) || undefined;
+        const [start, end] = s.range;
+        batch.addRaw(s.traceId, sessionId, body, start + 1, end - 1, suffixOf(sessionId));
+        continue;
+      }
+      const spanText = text(s.range) as string;
+      const span = flattenSpan(JSON.parse(spanText), spanText, group);
+      addSpan(out, i, span);
+      if (typeof span !== 'string') batch.add(prepareSpan(span));
+    }
+  }
+  return { ok: true, batch: batch.build(), rejected: out.rejected, errors: out.errors };
 }

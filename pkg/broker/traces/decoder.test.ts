@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../log/index.ts';
 import { decodeExport, type ExportInput } from './decode.ts';
 import { ThreadDecoder } from './decoder.ts';
+import { batchTail } from './span-batch.ts';
 
 const logger = createLogger({ level: 'silent' });
 const span = (i: number) => ({ traceId: 'a'.repeat(32), spanId: `${i}`.padStart(16, '1'), name: `s${i}` });
@@ -38,7 +39,11 @@ describe('ThreadDecoder', () => {
       expect(await d.decode(c)).toEqual(inline);
     }
     const ok = await d.decode(input(Buffer.from(body)));
-    expect(ok.ok && ok.spans.map((s) => JSON.parse(`{"sequence":1,${s.tail}`).name)).toEqual(['s1', 's2']);
+    // The spans' bytes crossed by transfer, intact.
+    expect(ok.ok && [0, 1].map((i) => JSON.parse(`{"sequence":1,${batchTail(ok.batch, i)}`).name)).toEqual([
+      's1',
+      's2',
+    ]);
     expect(ok.ok && ok.rejected).toBe(1);
   });
 

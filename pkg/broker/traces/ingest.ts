@@ -43,7 +43,7 @@ export async function ingestTraces(c: Context, deps: BrokerDeps): Promise<Respon
     if (decoded.status === 503) c.header('retry-after', '1');
     return sendError(c, decoded.status, decoded.code, decoded.message);
   }
-  await deps.stores.traces.ingest(decoded.spans);
+  await deps.stores.traces.ingest(decoded.batch);
   const partial = decoded.rejected
     ? {
         rejectedSpans: decoded.rejected,
@@ -52,7 +52,7 @@ export async function ingestTraces(c: Context, deps: BrokerDeps): Promise<Respon
     : undefined;
   if (partial)
     deps.logger.warn(
-      { rejected: decoded.rejected, accepted: decoded.spans.length },
+      { rejected: decoded.rejected, accepted: decoded.batch.ends.length },
       'rejected invalid spans',
     );
   if (proto)

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryTraceStore } from './memory-store.ts';
 import { flattenRequest, normalizeId, prepareSpan } from './otlp.ts';
+import { packSpans } from './span-batch.ts';
 import { traceStoreContract } from './store.contract.ts';
+import type { AppendedSpan } from './types.ts';
 
 traceStoreContract(
   'memory',
@@ -44,11 +46,12 @@ describe('MemoryTraceStore slabs', () => {
 
   it('serves views that keep their JSON after eviction, and reuses the slabs of evicted spans', async () => {
     const s = new MemoryTraceStore({ caps: { maxItems: 50, maxBytes: 1 << 30 }, ttlSeconds: 60 });
-    const [first] = await s.ingest([prepared(1, 'a')]);
+    await s.ingest(packSpans([prepared(1, 'a')]));
+    const [first] = await s.spans({}, 0, 1);
     const before = first?.json;
-    for (let i = 2; i <= 5000; i++) await s.ingest([prepared(i, i % 2 ? 'b' : 'c')]);
+    for (let i = 2; i <= 5000; i++) await s.ingest(packSpans([prepared(i, i % 2 ? 'b' : 'c')]));
     expect(first?.json).toBe(before);
-    expect(JSON.parse(before ?? '{}').name).toBe('span 1 é 漢');
+    expect(JSON.parse(before ?? '{}')).toMatchObject({ sequence: 1, name: 'span 1 é 漢' });
     const spans = await s.spans({}, 0, 100);
     expect(spans.map((x) => JSON.parse(x.json).name)).toEqual(
       Array.from({ length: 50 }, (_, k) => `span ${4951 + k} é 漢`),
@@ -59,5 +62,17 @@ describe('MemoryTraceStore slabs', () => {
     expect(trace?.every((x) => JSON.parse(x.json).traceId === 'b'.repeat(32))).toBe(true);
     expect(await s.purge()).toBe(50);
     expect(s.stats().items).toBe(0);
+  });
+
+  it('tells its listeners of every span of a batch, even one the cap evicted in the same batch', async () => {
+    const s = new MemoryTraceStore({ caps: { maxItems: 2, maxBytes: 1 << 30 }, ttlSeconds: 60 });
+    const seen: AppendedSpan[] = [];
+    s.onAppend((e) => seen.push(e));
+    const seqs = await s.ingest(packSpans([1, 2, 3, 4, 5].map((i) => prepared(i, 'a'))));
+    expect(seqs).toEqual([1, 2, 3, 4, 5]);
+    expect(seen.map((e) => [e.seq, e.traceId, JSON.parse(e.json()).name])).toEqual(
+      [1, 2, 3, 4, 5].map((i) => [i, 'a'.repeat(32), `span ${i} é 漢`]),
+    );
+    expect((await s.spans({}, 0, 10)).map((e) => JSON.parse(e.json).sequence)).toEqual([4, 5]);
   });
 });

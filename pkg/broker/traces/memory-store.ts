@@ -2,8 +2,8 @@ import { ENTRY_OVERHEAD, type StoreStats } from '../core/capped-log.ts';
 import { LogStore, type LogStoreOptions } from '../core/log-store.ts';
 import { PackedEntry, viewsOf } from '../core/packed-entry.ts';
 import { TextSlabs } from '../core/text-slabs.ts';
-import { type PreparedSpan, spanJson } from './otlp.ts';
-import type { StoredSpan, TraceItem, TraceStore } from './types.ts';
+import { batchSessionId, batchTraceId, type SpanBatch } from './span-batch.ts';
+import type { AppendedSpan, StoredSpan, TraceItem, TraceStore } from './types.ts';
 
 export type MemoryTraceStoreOptions = LogStoreOptions;
 
@@ -14,15 +14,8 @@ class PackedSpan extends PackedEntry<StoredSpan> implements StoredSpan {
   readonly traceId: string;
   readonly sessionId: string;
 
-  constructor(
-    seq: number,
-    json: string,
-    slabs: TextSlabs,
-    traceId: string,
-    sessionId: string,
-    expiresAt: number,
-  ) {
-    super(seq, json, slabs, expiresAt);
+  constructor(seq: number, traceId: string, sessionId: string, expiresAt: number) {
+    super(seq, expiresAt);
     this.traceId = traceId;
     this.sessionId = sessionId;
   }
@@ -37,13 +30,40 @@ class PackedSpan extends PackedEntry<StoredSpan> implements StoredSpan {
   }
 }
 
+const spanPrefix = (seq: number) => `{"sequence":${seq},`;
+
+/** A span just stored, for the append listeners: its JSON is decoded only if one asks for it. */
+class BatchSpan implements AppendedSpan {
+  readonly seq: number;
+  readonly traceId: string;
+  readonly sessionId: string;
+  readonly #batch: SpanBatch;
+  readonly #start: number;
+  readonly #end: number;
+
+  constructor(batch: SpanBatch, start: number, end: number, e: PackedSpan) {
+    this.seq = e.seq;
+    this.traceId = e.traceId;
+    this.sessionId = e.sessionId;
+    this.#batch = batch;
+    this.#start = start;
+    this.#end = end;
+  }
+
+  json(): string {
+    const b = this.#batch.bytes;
+    const tail = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8', this.#start, this.#end);
+    return spanPrefix(this.seq) + tail;
+  }
+}
+
 /**
  * Spans in memory, indexed by trace and by session; a trace is the spans of one trace id. Their
  * JSON lives off the V8 heap (`TextSlabs`): with strings, a store at its 128 MB cap made a broker
  * of 800+ MB after a burst of exports. Readers get views, never the stored entries.
  */
 export class MemoryTraceStore
-  extends LogStore<PackedSpan, 'trace' | 'session', StoredSpan>
+  extends LogStore<PackedSpan, 'trace' | 'session', AppendedSpan>
   implements TraceStore
 {
   readonly #slabs: TextSlabs;
@@ -52,15 +72,12 @@ export class MemoryTraceStore
     const slabs = new TextSlabs();
     super(opts, {
       keys: { trace: (e) => e.traceId, session: (e) => e.sessionId },
-      revive: (r, json, expiresAt) =>
-        new PackedSpan(
-          r.sequence as number,
-          json,
-          slabs,
-          String(r.traceId),
-          typeof r.sessionId === 'string' ? r.sessionId : '',
-          expiresAt,
-        ),
+      revive: (r, json, expiresAt) => {
+        const sessionId = typeof r.sessionId === 'string' ? r.sessionId : '';
+        const e = new PackedSpan(r.sequence as number, String(r.traceId), sessionId, expiresAt);
+        slabs.put(json, e);
+        return e;
+      },
       onEvict: (e) => slabs.release(e),
       onRemove: (gone) => {
         for (const e of gone) slabs.release(e);
@@ -70,18 +87,22 @@ export class MemoryTraceStore
     this.#slabs = slabs;
   }
 
-  async ingest(spans: PreparedSpan[]): Promise<StoredSpan[]> {
+  async ingest(batch: SpanBatch): Promise<number[]> {
     const expiresAt = this.log.now() + this.ttlMs;
-    const out = spans.map((s) => {
+    const seqs: number[] = [];
+    let start = 0;
+    for (let i = 0; i < batch.ends.length; i++) {
+      const end = batch.ends[i] as number;
       const seq = this.log.nextSeq();
-      const json = spanJson(seq, s);
-      const e = new PackedSpan(seq, json, this.#slabs, s.traceId, s.sessionId ?? '', expiresAt);
+      const e = new PackedSpan(seq, batchTraceId(batch, i), batchSessionId(batch, i), expiresAt);
+      this.#slabs.putJoined(spanPrefix(seq), batch.bytes, start, end, e);
       this.log.append(e);
-      return e.view(json);
-    });
-    // Listeners get views, with the JSON just built rather than decoded again.
-    for (const v of out) this.emit(v);
-    return out;
+      // From the batch, not the slab: the span may already be evicted (a batch past the cap).
+      this.emit(new BatchSpan(batch, start, end, e));
+      seqs.push(seq);
+      start = end;
+    }
+    return seqs;
   }
 
   async list(sessionId: string | undefined, cursor: number, limit: number) {

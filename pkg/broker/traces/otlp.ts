@@ -85,34 +85,63 @@ export function flattenRequest(req: unknown, raw?: SpanGroups): Flattened {
   const texts = raw && sameShape(raw, rs) ? raw : undefined;
   const out: Flattened = { spans: [], rejected: 0, errors: [] };
   for (const [ri, r] of (rs as Array<Record<string, unknown>>).entries()) {
-    const resource = (r?.resource ?? {}) as Record<string, unknown>;
-    const resourceSession = sessionIn(resource.attributes);
-    // One object per resource and per scope, shared by their spans: the store serializes each once.
-    const sharedResource = { attributes: resource.attributes ?? [] };
     const scopes = r?.scopeSpans ?? [];
     if (!Array.isArray(scopes)) throw new TypeError('scopeSpans must be an array');
     for (const [si, s] of (scopes as Array<Record<string, unknown>>).entries()) {
-      const scope = s?.scope ?? {};
+      const group = spanGroup(r?.resource, s?.scope);
       const spans = s?.spans ?? [];
       if (!Array.isArray(spans)) throw new TypeError('spans must be an array');
-      for (const [i, span] of (spans as Array<Record<string, unknown>>).entries()) {
-        const ids = validate(span);
-        if (typeof ids === 'string') {
-          out.rejected++;
-          if (out.errors.length < 5) out.errors.push(`span ${i}: ${ids}`);
-          continue;
-        }
-        const sessionId = sessionIn(span.attributes) ?? resourceSession;
-        const text = texts?.[ri]?.[si]?.[i];
-        out.spans.push(
-          text !== undefined && storedAsSent(span, ids)
-            ? asSent(span, ids, text, sharedResource, scope, sessionId)
-            : reserialized(span, ids, sharedResource, scope, sessionId),
-        );
-      }
+      for (const [i, span] of (spans as Array<Record<string, unknown>>).entries())
+        addSpan(out, i, flattenSpan(span, texts?.[ri]?.[si]?.[i], group));
     }
   }
   return out;
+}
+
+/** What the spans of one scope share: their resource and scope as stored, the resource's session. */
+export interface SpanGroup {
+  resource: { attributes: unknown };
+  scope: unknown;
+  session: string | undefined;
+}
+
+/**
+ * The group of the spans under `resource` and `scope` (as parsed). One object per resource and
+ * per scope, shared by their spans: the store serializes each once.
+ */
+export function spanGroup(resource: unknown, scope: unknown): SpanGroup {
+  const r = (resource ?? {}) as Record<string, unknown>;
+  return {
+    resource: { attributes: r.attributes ?? [] },
+    scope: scope ?? {},
+    session: sessionIn(r.attributes),
+  };
+}
+
+/**
+ * One parsed span through validation: its record, or what is wrong with it. `text`, the span's
+ * JSON as the client wrote it, lets a span whose fields are already as stored keep it.
+ */
+export function flattenSpan(
+  span: Record<string, unknown>,
+  text: string | undefined,
+  group: SpanGroup,
+): SpanRecord | string {
+  const ids = validate(span);
+  if (typeof ids === 'string') return ids;
+  const sessionId = sessionIn(span.attributes) ?? group.session;
+  return text !== undefined && storedAsSent(span, ids)
+    ? asSent(span, ids, text, group.resource, group.scope, sessionId)
+    : reserialized(span, ids, group.resource, group.scope, sessionId);
+}
+
+/** Adds span `i` of a scope (its record or what is wrong with it) to `out`. */
+export function addSpan(out: Flattened, i: number, span: SpanRecord | string): void {
+  if (typeof span !== 'string') out.spans.push(span);
+  else {
+    out.rejected++;
+    if (out.errors.length < 5) out.errors.push(`span ${i}: ${span}`);
+  }
 }
 
 function reserialized(
@@ -145,7 +174,7 @@ function asSent(
   sessionId?: string,
 ): SpanRecord {
   const members = text.slice(text.indexOf('{') + 1, text.lastIndexOf('}'));
-  const session = sessionId ? `,"sessionId":${JSON.stringify(sessionId)}` : '';
+  const session = sessionMember(sessionId);
   return {
     traceId: ids.traceId,
     spanId: ids.spanId,
@@ -232,12 +261,20 @@ export interface PreparedSpan {
  */
 export function prepareSpan(span: SpanRecord): PreparedSpan {
   const { resource, scope, ...own } = span;
-  const shared = `"resource":${sharedJson(resource)},"scope":${sharedJson(scope)}}`;
   const members = span[RAW_MEMBERS];
   const tail =
-    typeof members === 'string' ? `${members},${shared}` : `${JSON.stringify(own).slice(1, -1)},${shared}`;
+    (typeof members === 'string' ? members : JSON.stringify(own).slice(1, -1)) + groupSuffix(resource, scope);
   return { traceId: span.traceId, sessionId: span.sessionId, tail };
 }
+
+/** What ends the stored JSON of every span of a group: `,"resource":…,"scope":…}`. */
+export function groupSuffix(resource: unknown, scope: unknown): string {
+  return `,"resource":${sharedJson(resource)},"scope":${sharedJson(scope)}}`;
+}
+
+/** The member an as-sent span's JSON gets for its session (its own or its resource's). */
+export const sessionMember = (sessionId: string | undefined): string =>
+  sessionId ? `,"sessionId":${JSON.stringify(sessionId)}` : '';
 
 /** The stored JSON of a prepared span given its sequence. */
 export function spanJson(sequence: number, span: PreparedSpan): string {

@@ -11,7 +11,10 @@ import { type StoredSpan, traceJson } from './types.ts';
 
 export const TRACES_TOPIC = 'traces';
 export type SpanMeta = { t: string; s: string };
-export const spanMeta = (e: StoredSpan): SpanMeta => ({ t: e.traceId, s: e.sessionId });
+export const spanMeta = <E extends Pick<StoredSpan, 'traceId' | 'sessionId'>>(e: E): SpanMeta => ({
+  t: e.traceId,
+  s: e.sessionId,
+});
 const tags = ['Traces'];
 export const OTLP_TRACES_PATH = '/v1/traces';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { prepareSpan } from './otlp.ts';
+import { packSpans } from './span-batch.ts';
 import type { TraceStore } from './types.ts';
 
 const span = (t: string, s: string, sessionId?: string) =>
@@ -14,8 +15,8 @@ export function traceStoreContract(name: string, make: () => Promise<TraceStore>
   describe(`TraceStore contract: ${name}`, () => {
     it('groups spans by trace, orders traces by their latest span, filters by session', async () => {
       const s = await make();
-      await s.ingest([span('a', '1', 'S'), span('b', '1')]);
-      await s.ingest([span('a', '2')]);
+      await s.ingest(packSpans([span('a', '1', 'S'), span('b', '1')]));
+      await s.ingest(packSpans([span('a', '2')]));
       const all = await s.list(undefined, 0, 10);
       expect(all.items.map((t) => [t.traceId[0], t.seq, t.spans.length])).toEqual([
         ['b', 2, 1],
@@ -31,9 +32,9 @@ export function traceStoreContract(name: string, make: () => Promise<TraceStore>
     });
     it('purges without reusing sequences', async () => {
       const s = await make();
-      await s.ingest([span('a', '1')]);
+      await s.ingest(packSpans([span('a', '1')]));
       expect(await s.purge()).toBe(1);
-      expect((await s.ingest([span('a', '2')]))[0]?.seq).toBe(2);
+      expect(await s.ingest(packSpans([span('a', '2')]))).toEqual([2]);
       await s.close();
     });
   });

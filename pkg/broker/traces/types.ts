@@ -1,9 +1,17 @@
 import type { TimedEntry } from '../core/indexed-log.ts';
-import type { PreparedSpan } from './otlp.ts';
+import type { SpanBatch } from './span-batch.ts';
 
 export interface StoredSpan extends TimedEntry {
   traceId: string;
   sessionId: string;
+}
+
+/** A span just stored, as append listeners get it: its stored JSON is built if they ask for it. */
+export interface AppendedSpan {
+  seq: number;
+  traceId: string;
+  sessionId: string;
+  json(): string;
 }
 
 export interface TraceItem {
@@ -16,7 +24,8 @@ export interface TraceItem {
 /** Storage seam of spans grouped into traces; every backend passes `store.contract.ts`. */
 export interface TraceStore {
   head(): number;
-  ingest(spans: PreparedSpan[]): Promise<StoredSpan[]>;
+  /** Stores a decoded export's spans in order; returns their sequences. */
+  ingest(batch: SpanBatch): Promise<number[]>;
   /** Traces whose latest span is after `cursor`, in that order (a session keeps traces with a span of it). */
   list(
     sessionId: string | undefined,
@@ -32,7 +41,7 @@ export interface TraceStore {
   ): Promise<StoredSpan[]>;
   inSession(traceId: string, sessionId: string): boolean;
   purge(): Promise<number>;
-  onAppend(listener: (s: StoredSpan) => void): void;
+  onAppend(listener: (s: AppendedSpan) => void): void;
   close(): Promise<void>;
 }
 
