@@ -83,8 +83,10 @@ export class MemorySessionStore implements SessionStore {
   recordMessage(m: StoredMessage): void {
     const id = this.#queryToSession.get(m.queryId) ?? m.queryId;
     if (!id) return;
-    const s = this.#session(id, new Date(this.#now()).toISOString());
-    s.applyMessage(m.queryId, m.conversationId, new Date(this.#now()).toISOString());
+    const ms = this.#now();
+    const at = this.#iso(ms);
+    const s = this.#session(id, at);
+    s.applyMessage(m.queryId, m.conversationId, at, ms);
     this.#bump(s);
   }
 
@@ -171,6 +173,18 @@ export class MemorySessionStore implements SessionStore {
   /** Visibility TTL: a session idle longer than it is hidden (not deleted). */
   #visible(s: Session): boolean {
     return s.lastActivityMs + this.#opts.ttlSeconds * 1000 > this.#now();
+  }
+
+  // The last timestamp formatted: a batch of messages is recorded within one millisecond.
+  #isoMs = Number.NaN;
+  #isoAt = '';
+
+  #iso(ms: number): string {
+    if (ms !== this.#isoMs) {
+      this.#isoMs = ms;
+      this.#isoAt = new Date(ms).toISOString();
+    }
+    return this.#isoAt;
   }
 
   #session(id: string, at: string, name?: string): Session {

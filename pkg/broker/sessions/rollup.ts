@@ -61,9 +61,10 @@ export class Session {
     this.#changed();
   }
 
-  applyMessage(queryId: string, conversationId: string, at: string): void {
+  /** `ms`: `at` as epoch milliseconds, when the caller has it. */
+  applyMessage(queryId: string, conversationId: string, at: string, ms = Date.parse(at)): void {
     this.counts.messages++;
-    this.#touch(at);
+    this.#touch(at, ms);
     if (queryId) this.#query(queryId);
     if (!this.conversations.has(conversationId)) {
       this.conversations.add(conversationId);
@@ -117,12 +118,13 @@ export class Session {
     return q;
   }
 
-  #touch(at: string): void {
-    const ms = Date.parse(at);
+  #touch(at: string, ms = Date.parse(at)): void {
     if (Number.isNaN(ms)) return;
     if (ms >= this.lastActivityMs) {
       this.lastActivityMs = ms;
       this.lastActivity = at;
+      // The first activity is never after the last one: nothing earlier to compare with.
+      return;
     }
     if (ms < Date.parse(this.firstActivity)) this.firstActivity = at;
   }

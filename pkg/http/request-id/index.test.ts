@@ -1,4 +1,7 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import { streamText } from 'hono/streaming';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../log/index.ts';
 import { errorHandler } from '../errors/index.ts';
@@ -45,5 +48,45 @@ describe('requestId', () => {
     expect(res.status).toBe(500);
     expect(res.headers.get(REQUEST_ID_HEADER)).toBe('req-7');
     expect((await res.json()).error.requestId).toBe('req-7');
+  });
+
+  it('reaches the client over a real server on every kind of answer: JSON, errors, streams, 404', async () => {
+    const served = new Hono();
+    served.use('*', requestId());
+    served.onError(errorHandler(createLogger({ level: 'silent' })));
+    served.get('/json', (c) => c.json({ id: requestIdOf(c) }, 201));
+    served.get('/boom', () => {
+      throw new Error('boom');
+    });
+    served.get('/stream', (c) =>
+      streamText(c, async (s) => {
+        await s.write('chunk');
+      }),
+    );
+    served.get('/own', (c) => c.json({}, 200, { [REQUEST_ID_HEADER]: 'from-the-handler' }));
+    const server = serve({ fetch: served.fetch, port: 0, hostname: '127.0.0.1' });
+    await new Promise((r) => server.once('listening', r));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const json = await fetch(`${base}/json`);
+      const id = json.headers.get(REQUEST_ID_HEADER) ?? '';
+      expect(id).toMatch(UUID);
+      expect(await json.json()).toEqual({ id });
+      expect(json.status).toBe(201);
+      expect(json.headers.get('content-type')).toBe('application/json');
+      const boom = await fetch(`${base}/boom`, { headers: { [REQUEST_ID_HEADER]: 'req-9' } });
+      expect(boom.headers.get(REQUEST_ID_HEADER)).toBe('req-9');
+      expect((await boom.json()).error.requestId).toBe('req-9');
+      const stream = await fetch(`${base}/stream`, { headers: { [REQUEST_ID_HEADER]: 'req-10' } });
+      expect(stream.headers.get(REQUEST_ID_HEADER)).toBe('req-10');
+      expect(await stream.text()).toBe('chunk');
+      const missing = await fetch(`${base}/nothing`);
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get(REQUEST_ID_HEADER)).toMatch(UUID);
+      // A handler that sets the header itself wins (as writeHead's headers do over setHeader's).
+      expect((await fetch(`${base}/own`)).headers.get(REQUEST_ID_HEADER)).toBe('from-the-handler');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });

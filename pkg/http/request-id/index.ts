@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { HttpBindings } from '@hono/node-server';
 import type { Context, Env, MiddlewareHandler } from 'hono';
 
 declare module 'hono' {
@@ -12,13 +13,22 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 // A caller's id is kept only when it is short and printable: it lands in logs and response headers.
 const ACCEPTABLE = /^[\w.:@/+=-]{1,128}$/;
 
-/** Takes `x-request-id` from the request (or makes one), exposes it as `requestId`, echoes it back. */
+/**
+ * Takes `x-request-id` from the request (or makes one), exposes it as `requestId`, echoes it back.
+ * On a Node server the header goes straight onto the outgoing response, which writes it with
+ * whatever the handler answers (streams included): set through Hono, it gave every response a web
+ * `Headers` object to build and convert, ~15 % of a short request's time (POST /messages of the
+ * broker: 16.8k → 20k req/s without it, docs/broker.md).
+ */
 export function requestId(): MiddlewareHandler<Env> {
   return async (c, next) => {
     const given = c.req.header(REQUEST_ID_HEADER);
     const id = given && ACCEPTABLE.test(given) ? given : randomUUID();
     c.set('requestId', id);
-    c.header(REQUEST_ID_HEADER, id);
+    const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
+    if (outgoing && typeof outgoing.setHeader === 'function' && !outgoing.headersSent)
+      outgoing.setHeader(REQUEST_ID_HEADER, id);
+    else c.header(REQUEST_ID_HEADER, id);
     await next();
   };
 }
