@@ -11,10 +11,21 @@ import { currentTraceparent } from './tracing.ts';
 export type EngineFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 /** POST of a JSON body that only needs the status back (events): resolves with it, throws on network errors. */
 export type PostJson = (url: string, body: string) => Promise<number>;
+/** A request whose whole answer is read as text (memory calls); redirects are followed. */
+export type SendText = (
+  url: string,
+  init: {
+    method: string;
+    headers: Record<string, string>;
+    body?: string | undefined;
+    signal?: AbortSignal | undefined;
+  },
+) => Promise<{ status: number; text: string }>;
 
 export interface HttpClient {
   fetch: EngineFetch;
   postJson: PostJson;
+  send: SendText;
   dispatcher: Agent;
   close(): Promise<void>;
 }
@@ -66,7 +77,32 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     await res.body.dump();
     return res.statusCode;
   };
-  return { fetch, postJson, dispatcher, close: () => dispatcher.close() };
+  // The same request API for the memory calls (history read, conversation, append: two or three per
+  // query): the fetch machinery (Request, Headers, web streams) was the engine's largest own cost
+  // per chat completion. A redirect — or a URL fetch would refuse — goes through fetch as before.
+  const send: SendText = async (url, init) => {
+    const u = new URL(url);
+    const headers = { ...init.headers };
+    const traceparent = currentTraceparent();
+    if (traceparent && !Object.keys(headers).some((k) => k.toLowerCase() === 'traceparent'))
+      headers.traceparent = traceparent;
+    if (!u.username && !u.password) {
+      const res = await dispatcher.request({
+        origin: u.origin,
+        path: `${u.pathname}${u.search}`,
+        method: init.method as 'GET',
+        headers,
+        body: init.body,
+        signal: init.signal,
+      });
+      if (res.statusCode < 300 || res.statusCode >= 400 || !res.headers.location)
+        return { status: res.statusCode, text: await res.body.text() };
+      await res.body.dump();
+    }
+    const res = await fetch(url, { method: init.method, headers, body: init.body, signal: init.signal });
+    return { status: res.status, text: await res.text() };
+  };
+  return { fetch, postJson, send, dispatcher, close: () => dispatcher.close() };
 }
 
 /**
@@ -93,27 +129,27 @@ export class HttpError extends Error {
 
 /** Sends a JSON request and returns the parsed JSON answer (undefined for an empty body). */
 export async function requestJson<T>(
-  fetch: EngineFetch,
+  send: SendText,
   what: string,
   url: string,
   init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
 ): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  let res: Response;
+  let status: number;
+  let text: string;
   try {
-    res = await fetch(url, {
+    ({ status, text } = await send(url, {
       method: init.method,
       headers,
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
       signal: init.signal,
-    });
+    }));
   } catch (err) {
     if (init.signal?.aborted) throw init.signal.reason ?? err;
     throw new Error(`${what}: ${describeNetworkError(err)}`);
   }
-  const text = await res.text();
-  if (!res.ok) throw new HttpError(what, res.status, text.slice(0, 300));
+  if (status < 200 || status >= 300) throw new HttpError(what, status, text.slice(0, 300));
   if (!text) return undefined as T;
   try {
     return JSON.parse(text) as T;

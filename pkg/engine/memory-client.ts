@@ -3,7 +3,7 @@
  * on demand, history is read page by page until `total`, and new messages are appended with the query
  * id and a TTL aligned with the Query's.
  */
-import { type EngineFetch, requestJson } from './http.ts';
+import { requestJson, type SendText } from './http.ts';
 
 /** A message as stored in memory and replayed as history. */
 export interface StoredMessage {
@@ -36,19 +36,19 @@ function toStoredMessage(record: unknown): StoredMessage | undefined {
 export class MemoryClient {
   readonly #base: string;
   readonly #headers: Record<string, string>;
-  readonly #fetch: EngineFetch;
+  readonly #send: SendText;
   readonly #name: string;
 
-  constructor(opts: { name: string; address: string; headers: Record<string, string>; fetch: EngineFetch }) {
+  constructor(opts: { name: string; address: string; headers: Record<string, string>; send: SendText }) {
     this.#base = opts.address.replace(/\/+$/, '');
     this.#headers = opts.headers;
-    this.#fetch = opts.fetch;
+    this.#send = opts.send;
     this.#name = opts.name;
   }
 
   async createConversation(signal: AbortSignal): Promise<string> {
     const res = await requestJson<{ conversation_id?: unknown }>(
-      this.#fetch,
+      this.#send,
       `Memory ${this.#name}: POST /conversations`,
       `${this.#base}/conversations`,
       { method: 'POST', headers: this.#headers, signal },
@@ -70,7 +70,7 @@ export class MemoryClient {
         offset: String(offset),
       });
       const page = await requestJson<MessagesPage>(
-        this.#fetch,
+        this.#send,
         `Memory ${this.#name}: GET /messages`,
         `${this.#base}/messages?${qs}`,
         { method: 'GET', headers: this.#headers, signal },
@@ -97,7 +97,7 @@ export class MemoryClient {
   ): Promise<void> {
     const body: Record<string, unknown> = { conversation_id: conversationId, query_id: queryId, messages };
     if (ttlSeconds !== undefined) body.ttl_seconds = ttlSeconds;
-    await requestJson(this.#fetch, `Memory ${this.#name}: POST /messages`, `${this.#base}/messages`, {
+    await requestJson(this.#send, `Memory ${this.#name}: POST /messages`, `${this.#base}/messages`, {
       method: 'POST',
       headers: this.#headers,
       body,
