@@ -65,11 +65,21 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
       dispatcher,
     } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
   // undici's request API skips the WHATWG fetch machinery: several times cheaper per call, which
-  // matters for events (a dozen small POSTs per query).
+  // matters for events (a dozen small POSTs per query) and memory calls.
+  const request = (
+    u: URL,
+    init: Omit<Parameters<SendText>[1], 'headers'> & { headers: Record<string, string> },
+  ) =>
+    dispatcher.request({
+      origin: u.origin,
+      path: `${u.pathname}${u.search}`,
+      method: init.method as 'GET',
+      headers: init.headers,
+      body: init.body,
+      signal: init.signal,
+    });
   const postJson: PostJson = async (url, body) => {
-    const res = await dispatcher.request({
-      origin: new URL(url).origin,
-      path: new URL(url).pathname,
+    const res = await request(new URL(url), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body,
@@ -77,9 +87,9 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     await res.body.dump();
     return res.statusCode;
   };
-  // The same request API for the memory calls (history read, conversation, append: two or three per
-  // query): the fetch machinery (Request, Headers, web streams) was the engine's largest own cost
-  // per chat completion. A redirect — or a URL fetch would refuse — goes through fetch as before.
+  // Memory calls (history read, conversation, append: two or three per query): through fetch, its
+  // Request, Headers and web streams were the engine's largest own cost per chat completion. A
+  // redirect — or a URL fetch would refuse — goes through fetch as before.
   const send: SendText = async (url, init) => {
     const u = new URL(url);
     const headers = { ...init.headers };
@@ -87,14 +97,7 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     if (traceparent && !Object.keys(headers).some((k) => k.toLowerCase() === 'traceparent'))
       headers.traceparent = traceparent;
     if (!u.username && !u.password) {
-      const res = await dispatcher.request({
-        origin: u.origin,
-        path: `${u.pathname}${u.search}`,
-        method: init.method as 'GET',
-        headers,
-        body: init.body,
-        signal: init.signal,
-      });
+      const res = await request(u, { ...init, headers });
       if (res.statusCode < 300 || res.statusCode >= 400 || !res.headers.location)
         return { status: res.statusCode, text: await res.body.text() };
       await res.body.dump();

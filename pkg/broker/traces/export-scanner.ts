@@ -12,6 +12,7 @@
  */
 
 import { ascii, JsonBytesReader, KeyTable, NOT_READ, type Range } from './json-bytes.ts';
+import { isCanonicalId } from './otlp.ts';
 
 export type { Range };
 
@@ -155,8 +156,8 @@ class ExportScanner extends JsonBytesReader {
           seen |= 1 << k;
         }
         if (k === TRACE_ID) {
-          if (this.hexId(32, 7)) s.traceId = this.latin1(this.i - 33, this.i - 1);
-          else plain = false;
+          s.traceId = this.hexId(32, 7);
+          if (s.traceId === undefined) plain = false;
         } else if (k === SPAN_ID || k === PARENT_SPAN_ID) {
           if (!this.hexId(16, 7)) plain = false;
         } else if (k === NAME) {
@@ -259,22 +260,16 @@ class ExportScanner extends JsonBytesReader {
     return k;
   }
 
-  /** Whether the value is a plain string of `n` lowercase hex digits, not all zeros (read either way). */
-  hexId(n: number, depth: number): boolean {
+  /** The value (read either way) when it is an id as stored: `n` lowercase hex digits, not all zeros. */
+  hexId(n: number, depth: number): string | undefined {
     const start = this.skipWs();
     if (this.b[start] !== 0x22) {
       this.value(depth);
-      return false;
+      return undefined;
     }
     this.string();
-    if (this.escaped || this.i - start !== n + 2) return false;
-    let nonZero = false;
-    for (let j = start + 1; j <= start + n; j++) {
-      const c = this.b[j] as number;
-      if (c === 0x30) continue;
-      if (!((c > 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
-      nonZero = true;
-    }
-    return nonZero;
+    if (this.escaped || this.i - start !== n + 2) return undefined;
+    const id = this.latin1(start + 1, start + 1 + n);
+    return isCanonicalId(id, n) ? id : undefined;
   }
 }

@@ -2,7 +2,7 @@ import { ENTRY_OVERHEAD, type StoreStats } from '../core/capped-log.ts';
 import { LogStore, type LogStoreOptions } from '../core/log-store.ts';
 import { PackedEntry, viewsOf } from '../core/packed-entry.ts';
 import { TextSlabs } from '../core/text-slabs.ts';
-import { batchSessionId, batchTraceId, type SpanBatch } from './span-batch.ts';
+import { batchSessionId, batchTail, batchTraceId, type SpanBatch } from './span-batch.ts';
 import type { AppendedSpan, StoredSpan, TraceItem, TraceStore } from './types.ts';
 
 export type MemoryTraceStoreOptions = LogStoreOptions;
@@ -38,22 +38,18 @@ class BatchSpan implements AppendedSpan {
   readonly traceId: string;
   readonly sessionId: string;
   readonly #batch: SpanBatch;
-  readonly #start: number;
-  readonly #end: number;
+  readonly #index: number;
 
-  constructor(batch: SpanBatch, start: number, end: number, e: PackedSpan) {
+  constructor(batch: SpanBatch, index: number, e: PackedSpan) {
     this.seq = e.seq;
     this.traceId = e.traceId;
     this.sessionId = e.sessionId;
     this.#batch = batch;
-    this.#start = start;
-    this.#end = end;
+    this.#index = index;
   }
 
   json(): string {
-    const b = this.#batch.bytes;
-    const tail = Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8', this.#start, this.#end);
-    return spanPrefix(this.seq) + tail;
+    return spanPrefix(this.seq) + batchTail(this.#batch, this.#index);
   }
 }
 
@@ -98,7 +94,7 @@ export class MemoryTraceStore
       this.#slabs.putJoined(spanPrefix(seq), batch.bytes, start, end, e);
       this.log.append(e);
       // From the batch, not the slab: the span may already be evicted (a batch past the cap).
-      this.emit(new BatchSpan(batch, start, end, e));
+      this.emit(new BatchSpan(batch, i, e));
       seqs.push(seq);
       start = end;
     }

@@ -22,7 +22,7 @@ const HEX32 = /^[0-9a-f]{32}$/;
 const HEX16 = /^[0-9a-f]{16}$/;
 
 /** Whether `v` is already an id as stored: lowercase hex of the length, not all zeros. */
-function isCanonicalId(v: string, chars: number): boolean {
+export function isCanonicalId(v: string, chars: number): boolean {
   if (v.length !== chars) return false;
   let nonZero = false;
   for (let i = 0; i < chars; i++) {
