@@ -6,8 +6,9 @@
  * every chunk is stored before the stream is marked complete. Chunk delivery never fails the query: a
  * broker problem is logged and the answer still reaches status and memory.
  */
+import type { Writable } from 'node:stream';
 import type { Logger } from '../log/index.ts';
-import { describeNetworkError, type EngineFetch } from './http.ts';
+import { describeNetworkError, type HttpClient } from './http.ts';
 
 export interface StreamError {
   message: string;
@@ -17,17 +18,21 @@ export interface StreamError {
 
 export class ChunkStream {
   readonly #url: string;
-  readonly #fetch: EngineFetch;
+  readonly #http: Pick<HttpClient, 'upload' | 'send'>;
   readonly #log: Logger;
-  readonly #encoder = new TextEncoder();
-  #controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+  #body: Writable | undefined;
   #upload: Promise<void> | undefined;
   #broken = false;
   #written = 0;
 
-  constructor(brokerUrl: string, queryName: string, fetch: EngineFetch, logger: Logger) {
+  constructor(
+    brokerUrl: string,
+    queryName: string,
+    http: Pick<HttpClient, 'upload' | 'send'>,
+    logger: Logger,
+  ) {
     this.#url = `${brokerUrl.replace(/\/+$/, '')}/stream/${encodeURIComponent(queryName)}`;
-    this.#fetch = fetch;
+    this.#http = http;
     this.#log = logger;
   }
 
@@ -37,13 +42,13 @@ export class ChunkStream {
 
   write(chunk: unknown): void {
     if (this.#broken) return;
-    this.#open();
-    try {
-      this.#controller?.enqueue(this.#encoder.encode(`${JSON.stringify(chunk)}\n`));
-      this.#written++;
-    } catch (err) {
-      this.#fail('chunk upload closed', err);
+    const body = this.#open();
+    if (body.destroyed || body.writableEnded) {
+      this.#fail('chunk upload closed', undefined);
+      return;
     }
+    body.write(`${JSON.stringify(chunk)}\n`);
+    this.#written++;
   }
 
   /** An error chunk in the OpenAI shape, so SSE clients end with a reason instead of a bare [DONE]. */
@@ -54,40 +59,28 @@ export class ChunkStream {
   /** Ends the upload and marks the stream complete; never throws. */
   async complete(): Promise<void> {
     if (this.#upload) {
-      try {
-        this.#controller?.close();
-      } catch {
-        // already closed or errored: the upload promise reports why
-      }
+      this.#body?.end();
       await this.#upload;
     }
     try {
-      const res = await this.#fetch(`${this.#url}/complete`, { method: 'POST' });
-      await res.body?.cancel();
-      if (!res.ok) this.#log.warn({ status: res.status }, 'broker refused stream completion');
+      const res = await this.#http.send(`${this.#url}/complete`, { method: 'POST', headers: {} });
+      if (res.status < 200 || res.status >= 300)
+        this.#log.warn({ status: res.status }, 'broker refused stream completion');
     } catch (err) {
       this.#log.warn({ err: describeNetworkError(err) }, 'stream completion not delivered to the broker');
     }
   }
 
-  #open(): void {
-    if (this.#upload) return;
-    const body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.#controller = controller;
-      },
-    });
-    this.#upload = this.#fetch(this.#url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-ndjson' },
-      body,
-      duplex: 'half',
-    } as RequestInit)
-      .then(async (res) => {
-        await res.body?.cancel();
-        if (!res.ok) this.#fail(`broker answered HTTP ${res.status}`, undefined);
+  #open(): Writable {
+    if (this.#body) return this.#body;
+    const { body, status } = this.#http.upload(this.#url, 'application/x-ndjson');
+    this.#body = body;
+    this.#upload = status
+      .then((code) => {
+        if (code < 200 || code >= 300) this.#fail(`broker answered HTTP ${code}`, undefined);
       })
       .catch((err: unknown) => this.#fail('chunk upload failed', err));
+    return body;
   }
 
   #fail(what: string, err: unknown): void {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../log/index.ts';
 import { type BrokerEvent, EventQueue } from './event-queue.ts';
 import type { PostJson } from './http.ts';
@@ -46,7 +46,7 @@ describe('EventQueue', () => {
       inFlight--;
       return 201;
     });
-    const q = new EventQueue({ url: 'http://broker', post, logger: silent, concurrency: 4 });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, concurrency: 4, lingerMs: 0 });
     for (let i = 0; i < 10; i++)
       for (const key of ['a', 'b', 'c', 'd']) q.enqueue(key, ev(`${key}${i}`, key));
     await q.flush();
@@ -68,7 +68,14 @@ describe('EventQueue', () => {
       await gate;
       return 201;
     });
-    const q = new EventQueue({ url: 'http://broker', post, logger: silent, capacity: 5, concurrency: 1 });
+    const q = new EventQueue({
+      url: 'http://broker',
+      post,
+      logger: silent,
+      capacity: 5,
+      concurrency: 1,
+      lingerMs: 0,
+    });
     const accepted = Array.from({ length: 10 }, (_, i) => q.enqueue('k', ev(`e${i}`)));
     // one event is in flight (taken off the queue), five wait, four are refused
     expect(accepted.filter(Boolean)).toHaveLength(6);
@@ -87,7 +94,7 @@ describe('EventQueue', () => {
       if (n === 0) await gate;
       return 201;
     });
-    const q = new EventQueue({ url: 'http://broker', post, logger: silent, batchSize: 3 });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, batchSize: 3, lingerMs: 0 });
     for (let i = 0; i < 8; i++) q.enqueue('k', ev(`e${i}`, 'k'));
     expect(q.stats()).toMatchObject({ queued: 7, inFlight: 1 });
     release();
@@ -106,7 +113,7 @@ describe('EventQueue', () => {
       if (n === 0) await gate;
       return n === 0 ? 201 : 400;
     });
-    const q = new EventQueue({ url: 'http://broker', post, logger: silent });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, lingerMs: 0 });
     for (let i = 0; i < 4; i++) q.enqueue('k', ev(`e${i}`, 'k'));
     release();
     await q.flush();
@@ -136,5 +143,97 @@ describe('EventQueue', () => {
     await q.close();
     expect(q.enqueue('a', ev('late'))).toBe(false);
     expect(q.stats().dropped).toBe(1);
+  });
+
+  it('gathers the events of several queries into one request after the linger, each query in order', async () => {
+    const { post, bodies, requests } = recorder();
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, lingerMs: 20 });
+    for (let i = 0; i < 3; i++) for (const key of ['a', 'b', 'c']) q.enqueue(key, ev(`${key}${i}`, key));
+    // Nothing leaves before the linger is over.
+    expect(requests).toEqual([]);
+    expect(q.stats()).toMatchObject({ queued: 9, inFlight: 0 });
+    await vi.waitFor(() => expect(requests).toEqual([9]));
+    await q.flush();
+    expect(bodies.map((b) => b.reason)).toEqual(['a0', 'a1', 'a2', 'b0', 'b1', 'b2', 'c0', 'c1', 'c2']);
+    expect(q.stats()).toMatchObject({ queued: 0, inFlight: 0, sent: 9, failed: 0 });
+  });
+
+  it('sends a full batch at once and a flushed queue without waiting for the linger', async () => {
+    const { post, requests } = recorder();
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, batchSize: 3, lingerMs: 60_000 });
+    for (const key of ['a', 'b', 'c']) q.enqueue(key, ev(key, key));
+    expect(requests).toEqual([3]);
+    q.enqueue('d', ev('d', 'd'));
+    expect(requests).toEqual([3]);
+    await q.flush();
+    expect(requests).toEqual([3, 1]);
+    expect(q.stats()).toMatchObject({ sent: 4, queued: 0 });
+  });
+
+  it('keeps a query in one request at a time: its later events wait for the one in flight', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const { post, bodies, requests } = recorder(async (_first, n) => {
+      if (n === 0) await gate;
+      return 201;
+    });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, lingerMs: 0, concurrency: 4 });
+    q.enqueue('a', ev('a0', 'a'));
+    q.enqueue('a', ev('a1', 'a'));
+    q.enqueue('b', ev('b0', 'b'));
+    // a0 is in flight; a1 waits for it while b0 goes out beside it.
+    expect(requests).toEqual([1, 1]);
+    await vi.waitFor(() => expect(bodies.map((b) => b.reason)).toEqual(['b0']));
+    expect(requests).toEqual([1, 1]);
+    release();
+    await q.flush();
+    expect(requests).toEqual([1, 1, 1]);
+    expect(bodies.map((b) => b.reason)).toEqual(['b0', 'a0', 'a1']);
+  });
+
+  it('loses only the event the broker refuses, not its neighbours from other queries', async () => {
+    const { post, bodies, requests } = recorder();
+    let refused = 0;
+    // The broker validates a batch whole: one bad event refuses the request that carries it.
+    const bad: PostJson = async (url, text) => {
+      if (!text.includes('"reason":"bad"')) return post(url, text);
+      refused++;
+      return 400;
+    };
+    const q = new EventQueue({ url: 'http://broker', post: bad, logger: silent, lingerMs: 5 });
+    q.enqueue('a', ev('a0', 'a'));
+    q.enqueue('b', ev('bad', 'b'));
+    q.enqueue('c', ev('c0', 'c'));
+    await q.flush();
+    // The batch was refused whole, then each event was sent alone.
+    expect(refused).toBe(2);
+    expect(requests).toEqual([1, 1]);
+    expect(bodies.map((b) => b.reason)).toEqual(['a0', 'c0']);
+    expect(q.stats()).toMatchObject({ sent: 2, failed: 1, queued: 0, inFlight: 0 });
+  });
+
+  it("sends an ended query's events without lingering, also when they queued behind a request", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const { post, bodies, requests } = recorder(async (_first, n) => {
+      if (n === 0) await gate;
+      return 201;
+    });
+    const q = new EventQueue({ url: 'http://broker', post, logger: silent, lingerMs: 60_000, batchSize: 2 });
+    q.enqueue('a', ev('a0', 'a'));
+    q.enqueue('b', ev('b0', 'b'));
+    expect(requests).toEqual([2]); // a full batch goes at once
+    q.enqueue('a', ev('a1', 'a'));
+    q.enqueue('c', ev('c0', 'c'));
+    q.sendNow('c');
+    expect(requests).toEqual([2, 1]);
+    q.sendNow('a'); // a1 waits behind a0's request, then follows it at once
+    release();
+    await vi.waitFor(() => expect(requests).toEqual([2, 1, 1]));
+    await vi.waitFor(() => expect(bodies.map((b) => b.reason)).toEqual(['c0', 'a0', 'b0', 'a1']));
   });
 });

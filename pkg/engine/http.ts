@@ -3,6 +3,7 @@
  * Agent keeps connections alive across queries, and extra CAs (a private model endpoint, the test CA)
  * can be given in-process instead of only through NODE_EXTRA_CA_CERTS at process start.
  */
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { createSecureContext, getCACertificates, rootCertificates } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { clusterAddressRule, guardedConnector, type Resolver } from '../http/outbound/index.ts';
@@ -22,10 +23,18 @@ export type SendText = (
   },
 ) => Promise<{ status: number; text: string }>;
 
+/**
+ * A POST whose body is written while it is under way (a query's NDJSON chunk upload): `body` takes
+ * the lines, ending it ends the request; `status` settles with the answer's status, or rejects with
+ * the network error.
+ */
+export type OpenUpload = (url: string, contentType: string) => { body: Writable; status: Promise<number> };
+
 export interface HttpClient {
   fetch: EngineFetch;
   postJson: PostJson;
   send: SendText;
+  upload: OpenUpload;
   dispatcher: Agent;
   close(): Promise<void>;
 }
@@ -68,7 +77,10 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
   // matters for events (a dozen small POSTs per query) and memory calls.
   const request = (
     u: URL,
-    init: Omit<Parameters<SendText>[1], 'headers'> & { headers: Record<string, string> },
+    init: Omit<Parameters<SendText>[1], 'headers' | 'body'> & {
+      headers: Record<string, string>;
+      body?: string | Readable | undefined;
+    },
   ) =>
     dispatcher.request({
       origin: u.origin,
@@ -92,10 +104,7 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
   // redirect — or a URL fetch would refuse — goes through fetch as before.
   const send: SendText = async (url, init) => {
     const u = new URL(url);
-    const headers = { ...init.headers };
-    const traceparent = currentTraceparent();
-    if (traceparent && !Object.keys(headers).some((k) => k.toLowerCase() === 'traceparent'))
-      headers.traceparent = traceparent;
+    const headers = withTraceparentRecord(init.headers);
     if (!u.username && !u.password) {
       const res = await request(u, { ...init, headers });
       if (res.statusCode < 300 || res.statusCode >= 400 || !res.headers.location)
@@ -105,7 +114,28 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     const res = await fetch(url, { method: init.method, headers, body: init.body, signal: init.signal });
     return { status: res.status, text: await res.text() };
   };
-  return { fetch, postJson, send, dispatcher, close: () => dispatcher.close() };
+  // Chunk uploads: a Node stream as the body instead of a web ReadableStream through fetch.
+  const upload: OpenUpload = (url, contentType) => {
+    const body = new PassThrough();
+    // A failed request destroys the body; later writes must not raise an unhandled 'error'.
+    body.on('error', () => {});
+    const headers = withTraceparentRecord({ 'content-type': contentType });
+    const status = request(new URL(url), { method: 'POST', headers, body }).then(async (res) => {
+      await res.body.dump();
+      return res.statusCode;
+    });
+    return { body, status };
+  };
+  return { fetch, postJson, send, upload, dispatcher, close: () => dispatcher.close() };
+}
+
+/** A copy of `headers` with the current `traceparent` unless they carry one. */
+function withTraceparentRecord(headers: Record<string, string>): Record<string, string> {
+  const out = { ...headers };
+  const traceparent = currentTraceparent();
+  if (traceparent && !Object.keys(out).some((k) => k.toLowerCase() === 'traceparent'))
+    out.traceparent = traceparent;
+  return out;
 }
 
 /**

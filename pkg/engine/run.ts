@@ -56,8 +56,7 @@ function makeScope(deps: EngineDeps, query: Query, signal: AbortSignal, deadline
     name,
     signal,
     deadline,
-    stream:
-      streaming && deps.brokerUrl ? new ChunkStream(deps.brokerUrl, name, deps.http.fetch, log) : undefined,
+    stream: streaming && deps.brokerUrl ? new ChunkStream(deps.brokerUrl, name, deps.http, log) : undefined,
     usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     log,
     emit(reason, message, extra = {}, warning = false) {
@@ -200,6 +199,9 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
   } finally {
     clearTimeout(timer);
     root.end();
+    // Its last event goes out now rather than after the linger, so it is stored by the time the
+    // Query's status says the run ended.
+    deps.events?.sendNow(`${scope.namespace}/${scope.name}`);
   }
 }
 

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { sseData } from './sse-reader.ts';
 
@@ -25,5 +26,22 @@ describe('sseData', () => {
     const out: string[] = [];
     for await (const d of sseData(streamOf(['data: a\ndata: b\n\n']))) out.push(d);
     expect(out).toEqual(['a\nb']);
+  });
+
+  it('ends an event at any mix of CRLF and LF without eating the next one', async () => {
+    const out: string[] = [];
+    for await (const d of sseData(streamOf(['data: a\r\n\ndata: b\n\r\ndata: c\r\n\r\ndata: d\n\n'])))
+      out.push(d);
+    expect(out).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it('reads a Node stream of buffers split inside a multi-byte character', async () => {
+    const bytes = Buffer.from('data: é€\n\n');
+    const out: string[] = [];
+    for await (const d of sseData(
+      Readable.from([bytes.subarray(0, 7), bytes.subarray(7, 9), bytes.subarray(9)]),
+    ))
+      out.push(d);
+    expect(out).toEqual(['é€']);
   });
 });

@@ -1,34 +1,26 @@
 /**
  * The `data:` payloads of a Server-Sent Events body, one per event, as they arrive. Comments
- * (heartbeats) and other fields are skipped; multi-line data is joined with newlines.
+ * (heartbeats) and other fields are skipped; multi-line data is joined with newlines. The body is
+ * any async iterable of bytes: a Node stream (the relay reads the broker through undici's request
+ * API, without web streams) or a web ReadableStream. Ending early (`return()`, an aborted request)
+ * ends the body's iteration, which releases it.
  */
-export async function* sseData(
-  body: ReadableStream<Uint8Array>,
-  signal?: AbortSignal,
-): AsyncGenerator<string> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  const onAbort = () => void reader.cancel().catch(() => {});
-  signal?.addEventListener('abort', onAbort, { once: true });
+const EVENT_END = /\r?\n\r?\n/;
+
+export async function* sseData(body: AsyncIterable<Uint8Array | string>): AsyncGenerator<string> {
+  const decoder = new TextDecoder();
   let buffer = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let end = buffer.search(/\r?\n\r?\n/);
-      while (end >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + (buffer[end] === '\r' ? 4 : 2));
-        const data = block
-          .split(/\r?\n/)
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(l.startsWith('data: ') ? 6 : 5));
-        if (data.length) yield data.join('\n');
-        end = buffer.search(/\r?\n\r?\n/);
-      }
+  for await (const part of body) {
+    buffer += typeof part === 'string' ? part : decoder.decode(part, { stream: true });
+    for (let end = EVENT_END.exec(buffer); end; end = EVENT_END.exec(buffer)) {
+      const block = buffer.slice(0, end.index);
+      // The separator's own length: "\r\n\n" and "\n\r\n" are three characters, "\r\n\r\n" four.
+      buffer = buffer.slice(end.index + end[0].length);
+      const data = block
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(l.startsWith('data: ') ? 6 : 5));
+      if (data.length) yield data.join('\n');
     }
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
-    reader.releaseLock();
   }
 }
