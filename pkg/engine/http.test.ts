@@ -1,11 +1,18 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpClient, HttpError, requestJson } from './http.ts';
+import { createHttpClient, describeNetworkError, HttpError, requestJson } from './http.ts';
 
 let server: http.Server;
 let base: string;
-const seen: Array<{ method: string; url: string; body: string; type: string | undefined }> = [];
+const seen: Array<{
+  method: string;
+  url: string;
+  body: string;
+  type: string | undefined;
+  traceparent?: string | undefined;
+}> = [];
+let sseSecond: () => void = () => {};
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -14,7 +21,13 @@ beforeAll(async () => {
       body += d;
     });
     req.on('end', () => {
-      seen.push({ method: req.method ?? '', url: req.url ?? '', body, type: req.headers['content-type'] });
+      seen.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        body,
+        type: req.headers['content-type'],
+        traceparent: req.headers.traceparent as string | undefined,
+      });
       if (req.url === '/moved') {
         res.writeHead(307, { location: '/messages?from=redirect' });
         return res.end();
@@ -24,6 +37,17 @@ beforeAll(async () => {
         return res.end('{"error":"no such conversation"}');
       }
       if (req.url === '/slow') return; // never answers: the caller's signal ends it
+      if (req.url === '/empty') {
+        res.writeHead(204, { 'x-kind': 'empty' });
+        return res.end();
+      }
+      if (req.url === '/sse') {
+        // Two events, the second only once the first was read by the caller (see the test).
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'set-cookie': ['a=1', 'b=2'] });
+        res.write('data: one\n\n');
+        sseSecond = () => res.end('data: two\n\n');
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ echo: body ? JSON.parse(body) : null, url: req.url }));
     });
@@ -85,5 +109,53 @@ describe('requestJson over the client’s request path', () => {
       method: 'GET',
     }).catch((e: unknown) => e);
     expect((refused as Error).message).toMatch(/^Memory m: .*ECONNREFUSED/);
+  });
+});
+
+describe('the client’s fetch (request API underneath)', () => {
+  const client = createHttpClient();
+  afterAll(() => client.close());
+
+  it('answers like fetch: status, headers and a JSON body; the request body and headers sent as given', async () => {
+    const res = await client.fetch(`${base}/chat?x=1`, {
+      method: 'post',
+      headers: new Headers({ 'content-type': 'application/json', traceparent: 'kept' }),
+      body: JSON.stringify({ q: 'é' }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.ok).toBe(true);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(await res.json()).toEqual({ echo: { q: 'é' }, url: '/chat?x=1' });
+    expect(seen.at(-1)).toMatchObject({ method: 'POST', type: 'application/json', traceparent: 'kept' });
+  });
+
+  it('hands an event stream over as it arrives, keeping repeated headers', async () => {
+    const res = await client.fetch(`${base}/sse`);
+    expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe('data: one\n\n');
+    sseSecond();
+    let rest = '';
+    for (let r = await reader.read(); !r.done; r = await reader.read())
+      rest += new TextDecoder().decode(r.value);
+    expect(rest).toBe('data: two\n\n');
+  });
+
+  it('answers a bodiless status, follows redirects, and errors like fetch on abort and refusal', async () => {
+    const empty = await client.fetch(`${base}/empty`);
+    expect(empty.status).toBe(204);
+    expect(empty.headers.get('x-kind')).toBe('empty');
+    const moved = await client.fetch(`${base}/moved`, { method: 'GET' });
+    expect(await moved.json()).toMatchObject({ url: '/messages?from=redirect' });
+    const missing = await client.fetch(`${base}/missing`);
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toBe('{"error":"no such conversation"}');
+    const ctl = new AbortController();
+    const pending = client.fetch(`${base}/slow`, { signal: ctl.signal });
+    ctl.abort(new Error('query deadline'));
+    await expect(pending).rejects.toThrow('query deadline');
+    const refused = await client.fetch('http://127.0.0.1:1/x').catch((e: unknown) => e);
+    expect(describeNetworkError(refused)).toMatch(/ECONNREFUSED/);
   });
 });

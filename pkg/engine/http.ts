@@ -7,6 +7,7 @@ import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { createSecureContext, getCACertificates, rootCertificates } from 'node:tls';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { clusterAddressRule, guardedConnector, type Resolver } from '../http/outbound/index.ts';
+import { requestFetch } from './request-fetch.ts';
 import { currentTraceparent } from './tracing.ts';
 
 export type EngineFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -67,7 +68,7 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     headersTimeout: 0,
     bodyTimeout: 0,
   });
-  const fetch: EngineFetch = (url, init) =>
+  const viaFetch: EngineFetch = (url, init) =>
     undiciFetch(url, {
       ...(init as object),
       headers: withTraceparent(init?.headers),
@@ -111,7 +112,7 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
         return { status: res.statusCode, text: await res.body.text() };
       await res.body.dump();
     }
-    const res = await fetch(url, { method: init.method, headers, body: init.body, signal: init.signal });
+    const res = await viaFetch(url, { method: init.method, headers, body: init.body, signal: init.signal });
     return { status: res.status, text: await res.text() };
   };
   // Chunk uploads: a Node stream as the body instead of a web ReadableStream through fetch.
@@ -126,6 +127,10 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     });
     return { body, status };
   };
+  const fetch = requestFetch(dispatcher, viaFetch, (h) => {
+    const traceparent = currentTraceparent();
+    if (traceparent && !h.traceparent) h.traceparent = traceparent;
+  });
   return { fetch, postJson, send, upload, dispatcher, close: () => dispatcher.close() };
 }
 
