@@ -37,6 +37,10 @@ beforeAll(async () => {
         return res.end('{"error":"no such conversation"}');
       }
       if (req.url === '/slow') return; // never answers: the caller's signal ends it
+      if (req.url === '/see-other') {
+        res.writeHead(303, { location: '/after' });
+        return res.end();
+      }
       if (req.url === '/empty') {
         res.writeHead(204, { 'x-kind': 'empty' });
         return res.end();
@@ -146,8 +150,18 @@ describe('the client’s fetch (request API underneath)', () => {
     const empty = await client.fetch(`${base}/empty`);
     expect(empty.status).toBe(204);
     expect(empty.headers.get('x-kind')).toBe('empty');
-    const moved = await client.fetch(`${base}/moved`, { method: 'GET' });
-    expect(await moved.json()).toMatchObject({ url: '/messages?from=redirect' });
+    const before = seen.length;
+    const moved = await client.fetch(`${base}/moved`, { method: 'POST', body: '{"n":1}' });
+    expect(await moved.json()).toEqual({ echo: { n: 1 }, url: '/messages?from=redirect' });
+    const other = await client.fetch(`${base}/see-other`, { method: 'POST', body: '{"n":2}' });
+    expect(await other.json()).toEqual({ echo: null, url: '/after' });
+    // Each hop once: a 307 keeps the method and body, a 303 turns the POST into a GET without it.
+    expect(seen.slice(before).map((r) => `${r.method} ${r.url} ${r.body}`)).toEqual([
+      'POST /moved {"n":1}',
+      'POST /messages?from=redirect {"n":1}',
+      'POST /see-other {"n":2}',
+      'GET /after ',
+    ]);
     const missing = await client.fetch(`${base}/missing`);
     expect(missing.status).toBe(404);
     expect(await missing.text()).toBe('{"error":"no such conversation"}');

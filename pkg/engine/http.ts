@@ -5,7 +5,7 @@
  */
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { createSecureContext, getCACertificates, rootCertificates } from 'node:tls';
-import { Agent, fetch as undiciFetch } from 'undici';
+import { Agent, interceptors, fetch as undiciFetch } from 'undici';
 import { clusterAddressRule, guardedConnector, type Resolver } from '../http/outbound/index.ts';
 import { requestFetch } from './request-fetch.ts';
 import { currentTraceparent } from './tracing.ts';
@@ -75,7 +75,13 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
       dispatcher,
     } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
   // undici's request API skips the WHATWG fetch machinery: several times cheaper per call, which
-  // matters for events (a dozen small POSTs per query) and memory calls.
+  // matters for events, memory calls and model calls. Redirects are followed by undici's interceptor
+  // as fetch follows them (20 hops; 303, and 301/302 after a POST, become a GET without the body;
+  // credentials dropped across origins), each hop's connection through the address rule above, so
+  // a redirected call is sent once, never repeated.
+  const redirecting = dispatcher.compose(
+    interceptors.redirect({ maxRedirections: 20, throwOnMaxRedirect: true }),
+  );
   const request = (
     u: URL,
     init: Omit<Parameters<SendText>[1], 'headers' | 'body'> & {
@@ -83,7 +89,7 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
       body?: string | Readable | undefined;
     },
   ) =>
-    dispatcher.request({
+    redirecting.request({
       origin: u.origin,
       path: `${u.pathname}${u.search}`,
       method: init.method as 'GET',
@@ -101,17 +107,15 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     return res.statusCode;
   };
   // Memory calls (history read, conversation, append: two or three per query): through fetch, its
-  // Request, Headers and web streams were the engine's largest own cost per chat completion. A
-  // redirect — or a URL fetch would refuse — goes through fetch as before.
+  // Request, Headers and web streams were the engine's largest own cost per chat completion.
   const send: SendText = async (url, init) => {
     const u = new URL(url);
     const headers = withTraceparentRecord(init.headers);
     if (!u.username && !u.password) {
       const res = await request(u, { ...init, headers });
-      if (res.statusCode < 300 || res.statusCode >= 400 || !res.headers.location)
-        return { status: res.statusCode, text: await res.body.text() };
-      await res.body.dump();
+      return { status: res.statusCode, text: await res.body.text() };
     }
+    // fetch refuses credentials in a URL, with its own error: the same answer as before.
     const res = await viaFetch(url, { method: init.method, headers, body: init.body, signal: init.signal });
     return { status: res.status, text: await res.text() };
   };
@@ -127,7 +131,7 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     });
     return { body, status };
   };
-  const fetch = requestFetch(dispatcher, viaFetch, (h) => {
+  const fetch = requestFetch(redirecting, viaFetch, (h) => {
     const traceparent = currentTraceparent();
     if (traceparent && !h.traceparent) h.traceparent = traceparent;
   });

@@ -2,9 +2,9 @@
  * A `fetch` for the engine's calls (the OpenAI SDK's model calls, tools) on undici's request API:
  * the answer is read as a Node stream and handed over as a `Response`, without the WHATWG fetch
  * machinery per call (its Request, Headers, body mixins and the request's web stream), which cost
- * about a third of a model call's CPU (test/bench/engine/model-call.ts). What the request API does
- * not do like fetch goes through fetch itself: a body other than a string, credentials in the URL,
- * and redirects (the 3xx answer is dropped and the call made again through fetch, which follows it).
+ * about a third of a model call's CPU (test/bench/engine/model-call.ts). The dispatcher given
+ * follows redirects (http.ts). What the request API does not take like fetch goes through fetch
+ * itself: a body other than a string, and credentials in the URL (fetch refuses them).
  */
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
@@ -32,7 +32,7 @@ function responseHeaders(raw: Dispatcher.ResponseData['headers']): Headers {
 }
 
 /**
- * `fetch` over `dispatcher.request`, falling back to `fallback` (a fetch on the same dispatcher);
+ * `fetch` over `dispatcher.request` (one that follows redirects), falling back to `fallback`;
  * `addHeaders` adds per-call headers (the current `traceparent`).
  */
 export function requestFetch(
@@ -53,10 +53,6 @@ export function requestFetch(
       body,
       signal: init.signal ?? undefined,
     });
-    if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
-      await res.body.dump();
-      return fallback(url, init);
-    }
     const headers = responseHeaders(res.headers);
     if (NULL_BODY.has(res.statusCode)) {
       await res.body.dump();

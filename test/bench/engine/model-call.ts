@@ -56,7 +56,7 @@ try {
         await calls(client, CALLS, stream);
         const used = process.cpuUsage(before);
         const key = `${stream ? 'streaming' : 'non-streaming'} ${name}`;
-        (results[key] ??= []).push((used.user + used.system) / CALLS);
+        results[key] = [...(results[key] ?? []), (used.user + used.system) / CALLS];
       }
   console.log(
     `model call CPU through the OpenAI SDK, µs per call (this process), ${CALLS} calls × ${ROUNDS}`,
