@@ -24,6 +24,8 @@ export class ChunkStream {
   #upload: Promise<void> | undefined;
   #broken = false;
   #written = 0;
+  /** Lines queued in this tick, written together at its end (one socket write per burst). */
+  #pending = '';
 
   constructor(
     brokerUrl: string,
@@ -47,9 +49,18 @@ export class ChunkStream {
       this.#fail('chunk upload closed', undefined);
       return;
     }
-    body.write(`${JSON.stringify(chunk)}\n`);
+    // The SDK yields the chunks of one read in a row (microtasks): they leave together.
+    if (!this.#pending) process.nextTick(this.#flush);
+    this.#pending += `${JSON.stringify(chunk)}\n`;
     this.#written++;
   }
+
+  #flush = (): void => {
+    if (!this.#pending) return;
+    const lines = this.#pending;
+    this.#pending = '';
+    if (this.#body && !this.#body.destroyed && !this.#body.writableEnded) this.#body.write(lines);
+  };
 
   /** An error chunk in the OpenAI shape, so SSE clients end with a reason instead of a bare [DONE]. */
   error(err: StreamError): void {
@@ -59,6 +70,7 @@ export class ChunkStream {
   /** Ends the upload and marks the stream complete; never throws. */
   async complete(): Promise<void> {
     if (this.#upload) {
+      this.#flush();
       this.#body?.end();
       await this.#upload;
     }

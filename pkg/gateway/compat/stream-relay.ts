@@ -5,8 +5,8 @@ import type { Query } from '../../api/index.ts';
 import { linkSignals } from '../../http/index.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { ChatRecorder } from '../metrics.ts';
-import { chunkOf } from './completion-body.ts';
-import { CompatError, openaiError, shuttingDown } from './errors.ts';
+import { chunkWriter } from './chunk-writer.ts';
+import { CompatError, shuttingDown } from './errors.ts';
 import { sseData } from './sse-reader.ts';
 
 interface RelayInput {
@@ -28,15 +28,6 @@ interface UpstreamChunk {
 
 /** Separates the answers of a team's members (each a model call with its own chunk id). */
 const TURN_SEPARATOR = '\n\n';
-
-function usageOf(q: Query | undefined) {
-  const u = q?.status?.tokenUsage;
-  return {
-    prompt_tokens: u?.promptTokens ?? 0,
-    completion_tokens: u?.completionTokens ?? 0,
-    total_tokens: u?.totalTokens ?? 0,
-  };
-}
 
 function safeParse(data: string): UpstreamChunk | undefined {
   try {
@@ -86,26 +77,6 @@ async function openBrokerStream(brokerUrl: string, id: string, signal: AbortSign
       type: 'server_error',
     },
   );
-}
-
-/** Writes OpenAI chunks: role in the first delta only, one finish chunk, usage, then `[DONE]`. */
-function chunkWriter(s: SSEStreamingApi, input: RelayInput, id: string, created: number) {
-  let sentRole = false;
-  const write = (data: unknown) => s.writeSSE({ data: JSON.stringify(data) });
-  return {
-    delta: (delta: Record<string, unknown>, finish: string | null = null) => {
-      const d = sentRole ? delta : { role: 'assistant', ...delta };
-      sentRole = true;
-      return write(chunkOf(id, input.model, created, d, finish));
-    },
-    usage: (q: Query | undefined) =>
-      write({ ...chunkOf(id, input.model, created, {}), choices: [], usage: usageOf(q) }),
-    fail: async (message: string, type = 'server_error', code = 'query_failed') => {
-      await write(openaiError(message, type as 'server_error', code));
-      await s.writeSSE({ data: '[DONE]' });
-    },
-    done: () => s.writeSSE({ data: '[DONE]' }),
-  };
 }
 
 /**
@@ -196,7 +167,7 @@ async function relay(
 
   async function relayChunks(s: SSEStreamingApi): Promise<void> {
     s.onAbort(() => abort.abort());
-    const out = chunkWriter(s, input, id, created);
+    const out = chunkWriter(s, input.model, id, created);
     // The relay was stopped: by the shutdown grace period (the client still listens: tell it), or
     // because the client went away (nobody to tell).
     const stopped = async () => {
@@ -276,7 +247,7 @@ async function singleChunk(
       type: /timed? ?out/i.test(st?.message ?? '') ? 'timeout_error' : 'server_error',
     });
   return streamSSE(c, async (s) => {
-    const out = chunkWriter(s, input, id, created);
+    const out = chunkWriter(s, input.model, id, created);
     await out.delta({ content: st.response?.content ?? '' });
     input.chat.firstToken();
     await out.delta({}, 'stop');
