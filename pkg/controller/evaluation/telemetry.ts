@@ -104,6 +104,8 @@ export class EvaluationTelemetry {
           emit('EvaluationError', outcome.message, { durationMs: ms }, true);
         }
         root.end();
+        // The last event goes out now, not after the queue's linger (like a query's).
+        this.#events?.sendNow(`${namespace}/${name}`);
       },
     };
   }
