@@ -4,15 +4,14 @@
  * a query's chunk stream, a watcher — and what outlasts it ends with a final `shutting_down` error
  * frame instead of a cut connection. The model is the fake one, held open by the test.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sseData } from '../../pkg/gateway/compat/sse-reader.ts';
 import { type FakeModelServer, startFakeModel } from '../fixtures/fake-model.ts';
 import { createNamespace } from '../support/kube.ts';
-import { apply, killAll, type Proc, startApi, startBroker, startController } from './support.ts';
+import { apply, killAll, type Proc, startApi, startBroker, startController, tempDir } from './support.ts';
 
 let ns: string;
 let fake: FakeModelServer;
@@ -55,7 +54,7 @@ const chunk = (id: string, content: string) => ({
 
 beforeAll(async () => {
   [ns, fake] = await Promise.all([createNamespace('obs-shutdown'), startFakeModel()]);
-  const caFile = join(mkdtempSync(join(tmpdir(), 'berth-obs-ca-')), 'ca.pem');
+  const caFile = join(tempDir('berth-obs-ca-'), 'ca.pem');
   writeFileSync(caFile, fake.ca);
   broker = await startBroker();
   await apply(ns, [

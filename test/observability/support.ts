@@ -3,7 +3,7 @@
  * the engine) and `berth api` — and what an operator's tools do with them: scrape /metrics, probe
  * /healthz and /readyz, send SIGTERM.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,13 +23,23 @@ export interface Proc {
 
 const running: Spawned[] = [];
 
-/** SIGKILLs whatever a test left running (afterAll). */
+const dirs: string[] = [];
+
+/** A temporary directory removed by `killAll` (kubeconfigs with test tokens, CA files). */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
+
+/** SIGKILLs whatever a test left running and removes its temporary files (afterAll). */
 export function killAll(): void {
   for (const p of running) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill('SIGKILL');
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
 function kubeconfigFile(user: 'gateway' | 'controller'): string {
-  const file = join(mkdtempSync(join(tmpdir(), `berth-obs-${user}-`)), 'kubeconfig');
+  const file = join(tempDir(`berth-obs-${user}-`), 'kubeconfig');
   writeFileSync(file, kubeConfig(user).exportConfig(), { mode: 0o600 });
   return file;
 }

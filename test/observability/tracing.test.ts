@@ -5,17 +5,16 @@
  * model, the tool and the memory (the broker's own server spans join the query's trace).
  */
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeModelServer, startFakeModel } from '../fixtures/fake-model.ts';
 import { type FakeToolServer, startFakeTool } from '../fixtures/fake-tool.ts';
 import { createNamespace } from '../support/kube.ts';
 import { eventually } from '../support/wait.ts';
-import { apply, killAll, type Proc, startApi, startBroker, startController } from './support.ts';
+import { apply, killAll, type Proc, startApi, startBroker, startController, tempDir } from './support.ts';
 
 interface Attr {
   key: string;
@@ -81,7 +80,7 @@ async function spanWhere(pred: (r: Received) => boolean): Promise<Received> {
 beforeAll(async () => {
   [ns, fake, tools] = await Promise.all([createNamespace('obs-otel'), startFakeModel(), startFakeTool()]);
   await startReceiver();
-  const caFile = join(mkdtempSync(join(tmpdir(), 'berth-obs-ca-')), 'ca.pem');
+  const caFile = join(tempDir('berth-obs-ca-'), 'ca.pem');
   writeFileSync(caFile, fake.ca);
   broker = await startBroker({
     OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${otlp}/custom/traces`,
