@@ -16,6 +16,7 @@ import {
   families,
   httpsGet,
   killAll,
+  memoryResolved,
   type Proc,
   sample,
   scrape,
@@ -35,6 +36,7 @@ beforeAll(async () => {
   broker = await startBroker({ BROKER_MAX_EVENTS: '5' });
   await apply(ns, demoSetup(broker.url));
   [controller, api] = await Promise.all([startController(ns, broker.url), startApi(ns, broker.url)]);
+  await memoryResolved(ns);
 });
 
 afterAll(async () => {

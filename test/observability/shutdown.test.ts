@@ -11,7 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sseData } from '../../pkg/gateway/compat/sse-reader.ts';
 import { type FakeModelServer, startFakeModel } from '../fixtures/fake-model.ts';
 import { createNamespace } from '../support/kube.ts';
-import { apply, killAll, type Proc, startApi, startBroker, startController, tempDir } from './support.ts';
+import {
+  apply,
+  killAll,
+  memoryResolved,
+  type Proc,
+  startApi,
+  startBroker,
+  startController,
+  tempDir,
+} from './support.ts';
 
 let ns: string;
 let fake: FakeModelServer;
@@ -63,6 +72,7 @@ beforeAll(async () => {
     ['Model', 'outlasting', { type: 'openai', model: 'held-2', baseUrl: fake.url }],
   ]);
   controller = await startController(ns, broker.url, { NODE_EXTRA_CA_CERTS: caFile });
+  await memoryResolved(ns);
 });
 
 afterAll(async () => {

@@ -8,11 +8,12 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { API_VERSION, berthScheme } from '../../pkg/api/index.ts';
+import { API_VERSION, berthScheme, Kinds } from '../../pkg/api/index.ts';
 import { applyObject } from '../../pkg/kube/apply.ts';
 import { createClient } from '../../pkg/kube/client/index.ts';
 import { kubeConfig } from '../support/kube.ts';
 import { type Spawned, spawnBerth } from '../support/process.ts';
+import { eventually } from '../support/wait.ts';
 
 export interface Proc {
   url: string;
@@ -98,6 +99,22 @@ export async function apply(ns: string, objects: Array<[kind: string, name: stri
       fieldManager: 'observability-test',
       force: true,
     });
+}
+
+/**
+ * Waits for the controller to resolve a Memory's address: a query run before that fails with
+ * "no resolved address yet", so tests that chat right after starting the controller wait here.
+ */
+export async function memoryResolved(ns: string, name = 'default'): Promise<void> {
+  const admin = createClient({ kc: kubeConfig('admin'), scheme: berthScheme() });
+  await eventually(
+    async () => {
+      const m = await admin.get(Kinds.Memory, { namespace: ns, name });
+      return !!m.status?.lastResolvedAddress;
+    },
+    30_000,
+    50,
+  );
 }
 
 /** Memory `default` on the broker and Model `demo` (the built-in demo model: no network, no key). */

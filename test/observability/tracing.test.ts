@@ -14,7 +14,16 @@ import { type FakeModelServer, startFakeModel } from '../fixtures/fake-model.ts'
 import { type FakeToolServer, startFakeTool } from '../fixtures/fake-tool.ts';
 import { createNamespace } from '../support/kube.ts';
 import { eventually } from '../support/wait.ts';
-import { apply, killAll, type Proc, startApi, startBroker, startController, tempDir } from './support.ts';
+import {
+  apply,
+  killAll,
+  memoryResolved,
+  type Proc,
+  startApi,
+  startBroker,
+  startController,
+  tempDir,
+} from './support.ts';
 
 interface Attr {
   key: string;
@@ -99,6 +108,7 @@ beforeAll(async () => {
     }),
     startApi(ns, broker.url, { OTEL_EXPORTER_OTLP_ENDPOINT: `${otlp}/` }),
   ]);
+  await memoryResolved(ns);
 });
 
 afterAll(async () => {
