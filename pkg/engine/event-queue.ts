@@ -2,10 +2,10 @@
  * Delivery of operation events to the broker (`POST /events`) off the query's path: enqueue never
  * blocks or throws. Events are kept per query in a lane; what is queued goes out as one array,
  * gathered across queries, a short linger after the first event (or at once when a batch is full,
- * or when someone flushes), so a loaded engine sends a few requests a second instead of two per
- * query. A lane is in at most one request at a time, so a query's events arrive in order (a Start
- * never lands after its Complete). Requests in flight and the whole queue are bounded, and what could
- * not be delivered is counted (`dropped`: queue full or closed, `failed`: retries exhausted or
+ * or when someone flushes, or when a query ends), so a loaded engine sends one request for several
+ * queries instead of two per query. A lane is in at most one request at a time, so a query's events
+ * arrive in order (a Start never lands after its Complete). Requests in flight and the whole queue
+ * are bounded, and what could not be delivered is counted (`dropped`: queue full or closed, `failed`: retries exhausted or
  * refused) so the controller can export it as a metric instead of losing events silently.
  */
 import type { Logger } from '../log/index.ts';
