@@ -161,9 +161,28 @@ async function relay(
     try {
       await relayChunks(s);
     } finally {
-      release();
+      // The client's stream ends now; the broker's connection is let go of behind it.
+      void letGoOfBroker().finally(release);
     }
   });
+
+  /**
+   * The broker's stream is read to its end after `[DONE]` (the broker ends it there), which hands
+   * the connection back to undici's pool; otherwise, or if more comes or nothing ends it within a
+   * second, the request is aborted, which closes the connection. An unread body would hold it.
+   */
+  async function letGoOfBroker(): Promise<void> {
+    if (abort.signal.aborted) return;
+    const timer = setTimeout(() => abort.abort(), 1000);
+    try {
+      const rest = await events.next();
+      if (!rest.done) abort.abort();
+    } catch {
+      // aborted meanwhile, or the stream broke: nothing left to hold
+    } finally {
+      clearTimeout(timer);
+    }
+  }
 
   async function relayChunks(s: SSEStreamingApi): Promise<void> {
     s.onAbort(() => abort.abort());
