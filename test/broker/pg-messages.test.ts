@@ -139,6 +139,37 @@ describe('PostgreSQL message store: replicas, sequences, expiry', () => {
     await store.close();
   });
 
+  it('appends to a conversation deleted while the append runs: recreated, never a foreign-key 500', async () => {
+    const url = await dbs.fresh();
+    const { store } = await replica(url);
+    await add(store, 'c-del', 'q0');
+    // Another replica's DELETE holds the conversation's row while the append starts: the append
+    // sees the row, then its message insert waits on that row's lock and finds it gone.
+    const other = new pg.Client({ connectionString: url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query("DELETE FROM berth_conversations WHERE id = 'c-del'");
+      const appended = add(store, 'c-del', 'q1', 2);
+      await eventually(async () => {
+        const waiting = await other.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+        );
+        return waiting.rows[0].n > 0;
+      });
+      await other.query('COMMIT');
+      expect((await appended).map((m) => [m.conversationId, m.queryId])).toEqual([
+        ['c-del', 'q1'],
+        ['c-del', 'q1'],
+      ]);
+      // The conversation exists again, holding only what came after the delete.
+      expect(await store.conversation('c-del')).toMatchObject({ message_count: 2, query_count: 1 });
+    } finally {
+      await other.end();
+      await store.close();
+    }
+  });
+
   it('hides expired messages at once, reaps them in batches, and keeps counts right', async () => {
     const url = await dbs.fresh();
     const r = await replica(url);

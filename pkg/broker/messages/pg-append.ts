@@ -79,17 +79,29 @@ export class AppendBatcher {
     }
   }
 
+  /**
+   * One transaction for the batch. A conversation deleted by another transaction after `#ensure`
+   * saw it (read committed: each statement its own snapshot) fails the message insert's foreign
+   * key; the transaction is then run again, and `#ensure` creates the conversation anew — as if the
+   * append had come after the delete.
+   */
   #write(batch: Pending[]): Promise<{ results: Appended[]; after: (() => void) | undefined }> {
-    return guarded('postgres', () =>
-      inTransaction(this.#pool, async (client) => {
-        const created = await this.#ensure(client, batch);
-        const rows = await this.#insert(client, batch);
-        const results = this.#split(batch, rows, created);
-        const at = (batch.at(-1) as Pending).at;
-        const after = rows.length ? await this.#rollup?.(client, rows, at) : undefined;
-        return { results, after };
-      }),
-    );
+    return guarded('postgres', async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await inTransaction(this.#pool, async (client) => {
+            const created = await this.#ensure(client, batch);
+            const rows = await this.#insert(client, batch);
+            const results = this.#split(batch, rows, created);
+            const at = (batch.at(-1) as Pending).at;
+            const after = rows.length ? await this.#rollup?.(client, rows, at) : undefined;
+            return { results, after };
+          });
+        } catch (err) {
+          if (!isForeignKeyViolation(err) || attempt >= 3) throw err;
+        }
+      }
+    });
   }
 
   /** The conversations of the batch this transaction created, by id. */
@@ -139,4 +151,9 @@ export class AppendBatcher {
       return { rows: mine, conv };
     });
   }
+}
+
+/** SQLSTATE 23503: a row refers to one that is not there (here: a conversation deleted meanwhile). */
+function isForeignKeyViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === '23503';
 }
