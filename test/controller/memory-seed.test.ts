@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type V1ConfigMap } from '@kubernetes/client-node';
@@ -53,6 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ctl?.stop();
+  rmSync(seedFile, { force: true });
 });
 
 describe('Memory reconciler', () => {

@@ -7,7 +7,7 @@
  * (messages and events), only purges in flight at the kill were sent again, and every attempt at
  * one purge carried the same key — which the broker uses to run it once (its own tests).
  */
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,6 +104,7 @@ afterAll(async () => {
   for (const p of procs) if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
   await Promise.all(procs.map((p) => p.exited));
   await new Promise<void>((r) => rec?.server.close(() => r()));
+  if (kubeconfigFile) rmSync(kubeconfigFile, { force: true }); // the controller's token
 });
 
 describe(`the controller leader killed during ${N} Query deletions`, () => {

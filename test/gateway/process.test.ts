@@ -1,6 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNamespace, kubeConfig } from '../support/kube.ts';
 import { type Spawned, spawnBerth } from '../support/process.ts';
@@ -19,6 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => {
   for (const p of running) if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
+  if (kubeconfigPath) rmSync(dirname(kubeconfigPath), { recursive: true, force: true }); // a token
 });
 
 const start = (env: Record<string, string>, args: string[] = []) => {
