@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type CallOptions, callEvaluator, evaluateUrl } from './call.ts';
 
 type Step = Response | Error | ((signal: AbortSignal) => Promise<Response>);
@@ -104,6 +104,21 @@ describe('callEvaluator', () => {
       'did not answer within 5s (1 attempt)',
     );
     expect(aborted).toBe(true);
+  });
+
+  it('is a timeout when the deadline timer fires before the wall clock reaches the deadline', async () => {
+    // Timers run on the monotonic clock; freezing Date.now() makes the timer fire "early" for sure.
+    const frozen = Date.now();
+    const now = vi.spyOn(Date, 'now').mockReturnValue(frozen);
+    try {
+      const hang = (signal: AbortSignal) =>
+        new Promise<Response>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+      await expect(callEvaluator(opts(scripted(hang).fetch, { deadline: frozen + 30 }))).rejects.toThrow(
+        'did not answer within 5s (1 attempt)',
+      );
+    } finally {
+      now.mockRestore();
+    }
   });
 
   it('an abort drops the call in flight and rejects with the abort reason, also between retries', async () => {

@@ -133,7 +133,8 @@ export async function callEvaluator(o: CallOptions): Promise<{ result: EvaluateR
     const remaining = o.deadline - Date.now();
     if (remaining <= 0) throw timeout(n - 1, last);
     // setTimeout (under AbortSignal.timeout) fires at once beyond 2^31-1 ms; retries re-check later.
-    const deadline = AbortSignal.timeout(Math.min(remaining, 2 ** 31 - 1));
+    const capped = remaining > 2 ** 31 - 1;
+    const deadline = AbortSignal.timeout(capped ? 2 ** 31 - 1 : remaining);
     const signal = AbortSignal.any([o.signal, deadline]);
     const span = o.onAttempt?.(n);
     try {
@@ -145,7 +146,9 @@ export async function callEvaluator(o: CallOptions): Promise<{ result: EvaluateR
         span?.end(new AttemptError('aborted', false));
         throw o.signal.reason ?? err;
       }
-      if (deadline.aborted && Date.now() >= o.deadline) {
+      // The deadline's own timer fired: a timeout, even when it fired a millisecond before
+      // Date.now() reaches the deadline (timers run on the monotonic clock, not the wall clock).
+      if (deadline.aborted && (!capped || Date.now() >= o.deadline)) {
         span?.end(new AttemptError('timed out', false));
         throw timeout(n, last);
       }
