@@ -35,6 +35,15 @@ function recorder(respond: (first: BrokerEvent, n: number) => Promise<number> | 
   return { post, bodies, requests };
 }
 
+/** A promise a transport double waits on until the test releases it (a request held in flight). */
+function gated(): { gate: Promise<void>; release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
+  return { gate, release };
+}
+
 describe('EventQueue', () => {
   it('keeps the order of one query while queries are sent concurrently', async () => {
     let inFlight = 0;
@@ -60,10 +69,7 @@ describe('EventQueue', () => {
   });
 
   it('is bounded: beyond capacity events are dropped and counted, never blocking', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
+    const { gate, release } = gated();
     const { post } = recorder(async () => {
       await gate;
       return 201;
@@ -86,10 +92,7 @@ describe('EventQueue', () => {
   });
 
   it('sends what queued behind a request in flight as one ordered batch of at most batchSize', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
+    const { gate, release } = gated();
     const { post, bodies, requests } = recorder(async (_first, n) => {
       if (n === 0) await gate;
       return 201;
@@ -105,10 +108,7 @@ describe('EventQueue', () => {
   });
 
   it('counts every event of a batch the broker refuses as failed', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
+    const { gate, release } = gated();
     const { post } = recorder(async (_first, n) => {
       if (n === 0) await gate;
       return n === 0 ? 201 : 400;
@@ -171,10 +171,7 @@ describe('EventQueue', () => {
   });
 
   it('keeps a query in one request at a time: its later events wait for the one in flight', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
+    const { gate, release } = gated();
     const { post, bodies, requests } = recorder(async (_first, n) => {
       if (n === 0) await gate;
       return 201;
@@ -215,10 +212,7 @@ describe('EventQueue', () => {
   });
 
   it("sends an ended query's events without lingering, also when they queued behind a request", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
+    const { gate, release } = gated();
     const { post, bodies, requests } = recorder(async (_first, n) => {
       if (n === 0) await gate;
       return 201;

@@ -71,7 +71,7 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
   const viaFetch: EngineFetch = (url, init) =>
     undiciFetch(url, {
       ...(init as object),
-      headers: withTraceparent(init?.headers),
+      headers: withTraceparentRecord(Object.fromEntries(new Headers(init?.headers))),
       dispatcher,
     } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
   // undici's request API skips the WHATWG fetch machinery: several times cheaper per call, which
@@ -131,31 +131,20 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     });
     return { body, status };
   };
-  const fetch = requestFetch(redirecting, viaFetch, (h) => {
-    const traceparent = currentTraceparent();
-    if (traceparent && !h.traceparent) h.traceparent = traceparent;
-  });
+  const fetch = requestFetch(redirecting, viaFetch, withTraceparentRecord);
   return { fetch, postJson, send, upload, dispatcher, close: () => dispatcher.close() };
 }
 
-/** A copy of `headers` with the current `traceparent` unless they carry one. */
+/**
+ * A copy of `headers` with the W3C `traceparent` of the engine span the call is made in (model,
+ * tool and memory calls each run in one) unless they carry one, so the callee's own spans join the
+ * query's trace.
+ */
 function withTraceparentRecord(headers: Record<string, string>): Record<string, string> {
   const out = { ...headers };
   const traceparent = currentTraceparent();
   if (traceparent && !Object.keys(out).some((k) => k.toLowerCase() === 'traceparent'))
     out.traceparent = traceparent;
-  return out;
-}
-
-/**
- * The request's headers plus W3C `traceparent` of the engine span the call is made in (model, tool
- * and memory calls each run in one), so the callee's own spans join the query's trace.
- */
-function withTraceparent(headers: RequestInit['headers']): RequestInit['headers'] {
-  const traceparent = currentTraceparent();
-  if (!traceparent) return headers;
-  const out = new Headers(headers);
-  if (!out.has('traceparent')) out.set('traceparent', traceparent);
   return out;
 }
 

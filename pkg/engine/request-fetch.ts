@@ -14,11 +14,10 @@ type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
 /** Statuses whose Response may not carry a body (the constructor throws otherwise). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
-/** The request's headers as a record (what the request API takes), with `extra` added. */
-function headerRecord(init: RequestInit['headers'], extra: (h: Record<string, string>) => void) {
+/** The request's headers as a record (what the request API takes). */
+function headerRecord(init: RequestInit['headers']): Record<string, string> {
   const out: Record<string, string> = {};
   if (init) for (const [k, v] of init instanceof Headers ? init : new Headers(init)) out[k] = v;
-  extra(out);
   return out;
 }
 
@@ -33,12 +32,12 @@ function responseHeaders(raw: Dispatcher.ResponseData['headers']): Headers {
 
 /**
  * `fetch` over `dispatcher.request` (one that follows redirects), falling back to `fallback`;
- * `addHeaders` adds per-call headers (the current `traceparent`).
+ * `withCallHeaders` adds per-call headers (the current `traceparent`).
  */
 export function requestFetch(
   dispatcher: Dispatcher,
   fallback: Fetch,
-  addHeaders: (h: Record<string, string>) => void,
+  withCallHeaders: (h: Record<string, string>) => Record<string, string>,
 ): Fetch {
   return async (url, init = {}) => {
     const u = new URL(url);
@@ -49,7 +48,7 @@ export function requestFetch(
       origin: u.origin,
       path: `${u.pathname}${u.search}`,
       method: (init.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod,
-      headers: headerRecord(init.headers, addHeaders),
+      headers: withCallHeaders(headerRecord(init.headers)),
       body,
       signal: init.signal ?? undefined,
     });
