@@ -11,7 +11,7 @@ import type { Logger } from '../pkg/log/index.ts';
  * - Model `demo`: the built-in demo model, so the samples answer with no key and no network.
  */
 export async function seedLocalObjects(kc: KubeConfig, namespace: string, brokerUrl: string, log: Logger) {
-  const client = createClient({ kc, scheme: berthScheme() });
+  const client = createClient({ kc, scheme: berthScheme(), userAgent: 'berth-up' });
   const opts = { fieldManager: 'berth-up', force: false };
   const meta = (name: string) => ({ name, namespace });
   const left = (what: string) => (err: Error) => log.warn({ err: err.message }, `${what} left as it is`);

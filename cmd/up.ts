@@ -27,7 +27,7 @@ export interface UpOptions {
   namespace?: string;
 }
 
-const clientOf = (kc: KubeConfig) => createClient({ kc, scheme: berthScheme() });
+const clientOf = (kc: KubeConfig) => createClient({ kc, scheme: berthScheme(), userAgent: 'berth-up' });
 
 /**
  * A cluster the user already points KUBECONFIG at, if it answers and knows the credentials: a

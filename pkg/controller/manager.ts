@@ -68,6 +68,7 @@ function newManager(opts: StartControllerOptions, logger: Logger): Manager {
     cache: opts.cache,
     informers: opts.informers,
     leaderElection: le === false ? false : { ...le, name: le?.name ?? 'berth-controller' },
+    userAgent: 'berth-controller',
     logger,
     syncTimeoutMs: opts.syncTimeoutMs,
   });

@@ -54,7 +54,12 @@ export interface RunningGateway {
 /** Builds the API service (auth from AUTH_MODE, /v1, /v1/api-keys, /compat/v1, marketplace) and serves it. */
 export async function startGatewayServer(opts: GatewayServerOptions): Promise<RunningGateway> {
   // The controller of `berth up` shares the cache but not this client: it has its own identity.
-  const client = createClient({ kc: opts.kc, scheme: berthScheme(), cache: opts.cache });
+  const client = createClient({
+    kc: opts.kc,
+    scheme: berthScheme(),
+    cache: opts.cache,
+    userAgent: 'berth-api',
+  });
   const auth = await setupAuth({
     kc: opts.kc,
     client,

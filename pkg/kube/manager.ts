@@ -41,6 +41,8 @@ export interface ManagerOptions {
   informers?: SupervisorOptions & { pageSize?: number };
   /** Instead of the client built on `kc` and the cache (tests: a FakeClient). */
   client?: Client;
+  /** The built client's User-Agent, which the API server takes as its field manager's name. */
+  userAgent?: string;
   /** false: leader runnables start at once (one process only). */
   leaderElection: LeaderElectionConfig | false;
   logger: Logger;
@@ -72,7 +74,14 @@ export class Manager {
       (o.leaderElection ? o.leaderElection.identity : undefined) ||
       `${process.env.HOSTNAME || hostname()}_${randomBytes(4).toString('hex')}`;
     this.cache = o.cache ?? this.#newCache(o.namespace, o.resources ?? []);
-    this.client = o.client ?? createClient({ kc: o.kc, scheme: o.scheme, cache: this.cache });
+    this.client =
+      o.client ??
+      createClient({
+        kc: o.kc,
+        scheme: o.scheme,
+        cache: this.cache,
+        userAgent: o.userAgent,
+      });
     this.add(cacheRunnable('cache', this.cache, !o.cache, o));
   }
 

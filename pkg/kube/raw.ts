@@ -47,6 +47,9 @@ function keepAliveAgent(kc: KubeConfig, opts: RequestOptions, secure: boolean): 
   return agent;
 }
 
+/** Who Berth is to the API server when a caller does not say which part it is. */
+export const DEFAULT_USER_AGENT = 'berth';
+
 /** Request options for one call to the API server: URL, TLS, credentials and a keep-alive agent. */
 export async function kubeRequestOptions(
   kc: KubeConfig,
@@ -57,7 +60,8 @@ export async function kubeRequestOptions(
   const url = new URL(req.path, server);
   const opts: RequestOptions = {
     method: req.method ?? 'GET',
-    headers: { accept: req.accept ?? 'application/json', ...req.headers },
+    // Without a User-Agent the API server records the writer of a field as "unknown".
+    headers: { 'user-agent': DEFAULT_USER_AGENT, accept: req.accept ?? 'application/json', ...req.headers },
     signal: req.signal,
   };
   await kc.applyToHTTPSOptions(opts);

@@ -105,6 +105,12 @@ describe('API writes per query', () => {
     );
     const n = await writesUntilDone('rest-q', before);
     expect(n).toBeLessThanOrEqual(await allowed('rest-q', 2));
+    // Each write is named for the part of Berth that made it (from its User-Agent), not "unknown".
+    const q = await rawRequest(admin, { path: `/apis/berth.dev/v1alpha1/namespaces/${NS}/queries/rest-q` });
+    const managers = q
+      .json<{ metadata: { managedFields: { manager: string; subresource?: string }[] } }>()
+      .metadata.managedFields.map((f) => `${f.manager}${f.subresource ? `/${f.subresource}` : ''}`);
+    expect(managers.sort()).toEqual(['berth-api', 'berth-controller/status']);
   });
 
   it('/compat/v1: a chat completion costs at most 2 query writes', { timeout: 60_000 }, async () => {

@@ -39,6 +39,12 @@ export interface HttpClientOptions {
   scheme: Scheme;
   identity?: Identity;
   discovery?: Discovery;
+  /**
+   * Sent as `User-Agent` (default `berth`, see raw.ts). The API server names a write's field manager
+   * after what comes before its first `/`, so `managedFields` and audit logs say which part of Berth
+   * wrote what ("berth-controller") instead of "unknown".
+   */
+  userAgent?: string;
 }
 
 /**
@@ -56,7 +62,10 @@ export class HttpClient implements Client {
     this.#o = o;
     this.scheme = o.scheme;
     this.#discovery = o.discovery ?? new Discovery(o.kc);
-    this.#headers = o.identity ? impersonationHeaders(o.identity) : {};
+    this.#headers = {
+      ...(o.userAgent ? { 'user-agent': o.userAgent } : {}),
+      ...(o.identity ? impersonationHeaders(o.identity) : {}),
+    };
   }
 
   as(identity: Identity): Client {

@@ -15,7 +15,13 @@ export type * from './types.ts';
  * The one way into the API server. With a cache, reads of the kinds it holds are served from it
  * (a CachedClient); without, every call is live.
  */
-export function createClient(o: { kc: KubeConfig; scheme: Scheme; cache?: InformerCache }): Client {
-  const live = new HttpClient({ kc: o.kc, scheme: o.scheme });
+export function createClient(o: {
+  kc: KubeConfig;
+  scheme: Scheme;
+  cache?: InformerCache;
+  /** Who this client is, to the API server: `berth-controller`, `berth-api`… (see HttpClientOptions). */
+  userAgent?: string;
+}): Client {
+  const live = new HttpClient({ kc: o.kc, scheme: o.scheme, userAgent: o.userAgent });
   return o.cache ? new CachedClient(live, o.cache) : live;
 }
