@@ -61,10 +61,10 @@ for (const [backend, cases] of [
         // Warm up (JIT, pools, caches), then measure the heap with empty stores before and after.
         await fuzz(target, arb, { cases: 500, errorLog: errors.lines });
         await purge(b);
-        const before = liveHeap();
+        const before = await liveHeap();
         const stats = await fuzz(target, arb, { cases, errorLog: errors.lines });
         await purge(b);
-        const after = liveHeap();
+        const after = await liveHeap();
         console.log(
           `broker (${backend}) fuzz`,
           JSON.stringify({

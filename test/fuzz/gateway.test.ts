@@ -78,9 +78,9 @@ describe('the API service under generated requests', () => {
       const unseeded = await seedCollections(api.url, ops, vocab, ns);
       expect(unseeded, 'collections without an object to fuzz').toEqual([]);
       await fuzz(target, arb, { cases: 500, errorLog: errors.lines });
-      const before = liveHeap();
+      const before = await liveHeap();
       const stats = await fuzz(target, arb, { cases: fuzzCases(), errorLog: errors.lines });
-      const after = liveHeap();
+      const after = await liveHeap();
       console.log(
         'api fuzz',
         JSON.stringify({
