@@ -3,7 +3,10 @@
  * takes over within one lease duration and finishes the purge the leader could not. Also probes
  * and the TLS metrics endpoint of the real command.
  */
+import { rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUERY_FINALIZER } from '../../pkg/api/index.ts';
 import { createNamespace, kubeConfig, kubectl } from '../support/kube.ts';
@@ -25,6 +28,7 @@ let ns: string;
 let broker: BrokerProcess;
 const admin = kubeConfig();
 const procs: Spawned[] = [];
+const controllerKubeconfig = join(tmpdir(), `berth-controller-kubeconfig-${process.pid}`);
 const LEASE_MS = 3000;
 
 function startControllerProcess(name: string): Spawned {
@@ -72,13 +76,9 @@ beforeAll(async () => {
   ns = await createNamespace('ctl-leader');
   broker = await startBrokerProcess();
   // The processes run as the controller identity (its ClusterRole from hack/local-rbac.yaml).
-  const { writeFileSync } = await import('node:fs');
-  const { join } = await import('node:path');
-  const { tmpdir } = await import('node:os');
-  const file = join(tmpdir(), `berth-controller-kubeconfig-${process.pid}`);
   const kc = kubeConfig('controller');
-  writeFileSync(file, kc.exportConfig());
-  process.env.BERTH_TEST_CONTROLLER_KUBECONFIG = file;
+  writeFileSync(controllerKubeconfig, kc.exportConfig(), { mode: 0o600 });
+  process.env.BERTH_TEST_CONTROLLER_KUBECONFIG = controllerKubeconfig;
   await create(admin, 'memories', {
     kind: 'Memory',
     metadata: { name: 'default', namespace: ns },
@@ -89,7 +89,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of procs) if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
   await Promise.all(procs.map((p) => p.exited));
-  await broker?.stop();
+  await broker?.remove();
+  rmSync(controllerKubeconfig, { force: true }); // it holds the controller identity's token
 });
 
 describe('two controller processes', () => {

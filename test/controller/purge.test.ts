@@ -67,7 +67,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await ctl?.stop();
-  await broker?.stop();
+  await broker?.remove();
 });
 
 describe('Query deletion purges broker data', () => {

@@ -2,7 +2,7 @@
  * Helpers of the controller's integration tests: a real broker process (restartable on the same
  * port with its data kept on disk), broker data seeding/inspection, and condition waits.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
@@ -18,6 +18,8 @@ export interface BrokerProcess {
   stop(hard?: boolean): Promise<void>;
   /** Starts it again on the same port with the same data. */
   start(): Promise<void>;
+  /** Stops it for good and removes its data directory. */
+  remove(): Promise<void>;
 }
 
 /** `berth broker` as its own process, persisting to a temp dir so a restart keeps the data. */
@@ -49,6 +51,10 @@ export async function startBrokerProcess(): Promise<BrokerProcess> {
       await p.exited;
     },
     start: launch,
+    async remove() {
+      await b.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
   return b;
 }

@@ -16,7 +16,14 @@ import { freePort } from '../../pkg/kube/controlplane/ports.ts';
 import { captureLogs } from '../auth/support.ts';
 import { type ManifestServer, startManifestServer } from '../fixtures/marketplace-server.ts';
 import { type OidcFixture, startOidcProvider } from '../fixtures/oidc/provider.ts';
-import { kustomization, MANIFESTS, mustKubectl, scratchDir, tokenKubeconfig } from '../install/support.ts';
+import {
+  kustomization,
+  MANIFESTS,
+  mustKubectl,
+  removeTokenKubeconfigs,
+  scratchDir,
+  tokenKubeconfig,
+} from '../install/support.ts';
 import { createNamespace } from '../support/kube.ts';
 import { client } from './support.ts';
 
@@ -145,6 +152,7 @@ export async function startWorld(prefix: string): Promise<World> {
     async close() {
       await Promise.all([api.close(), open.close()]);
       await Promise.all([cache.stop(), server.close(), idp.close()]);
+      removeTokenKubeconfigs();
     },
   };
   return world;

@@ -66,7 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopAll();
-  await broker?.stop();
+  await broker?.remove();
   scratch.remove();
 });
 

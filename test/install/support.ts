@@ -133,8 +133,13 @@ const tokenDirs: string[] = [];
 /** Processes started here, stopped by stopAll (SIGTERM, then SIGKILL if one hangs). */
 const started: Spawned[] = [];
 
-export async function stopAll(): Promise<void> {
+/** Removes the token kubeconfigs written so far: they hold credentials. */
+export function removeTokenKubeconfigs(): void {
   for (const dir of tokenDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+export async function stopAll(): Promise<void> {
+  removeTokenKubeconfigs();
   await Promise.all(
     started.splice(0).map(async (p) => {
       if (p.proc.exitCode !== null || p.proc.signalCode !== null) return;
