@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startGuarded } from './child.ts';
 
 const alive = (pid: number) => {
@@ -36,9 +36,19 @@ async function pidFrom(file: string, timeoutMs: number): Promise<number> {
   return pid;
 }
 
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'berth-guard-'));
+  dirs.push(dir);
+  return dir;
+};
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
 describe('startGuarded', () => {
   it('stops the child and waits for it on stop()', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'guard-'));
+    const dir = tempDir();
     const pidFile = join(dir, 'child.pid');
     const c = startGuarded('sleeper', 'sh', ['-c', `echo $$ > ${pidFile}; exec sleep 600`], join(dir, 'log'));
     const childPid = await pidFrom(pidFile, 5000);
@@ -47,7 +57,7 @@ describe('startGuarded', () => {
   });
 
   it('kills the child when the parent dies by SIGKILL', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'guard-'));
+    const dir = tempDir();
     const pidFile = join(dir, 'child.pid');
     const script = `
       import { startGuarded } from ${JSON.stringify(join(import.meta.dirname, 'child.ts'))};
