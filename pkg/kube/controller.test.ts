@@ -30,7 +30,7 @@ const settle = (c: Controller) =>
     }, 2);
   });
 
-/** Just enough of an InformerCache for watches: change handlers and listAll. */
+/** Just enough of an InformerCache for watches: change handlers, listAll and get. */
 function fakeCache(objects: KubernetesObject[]) {
   const handlers = new Set<InformerHandlers<KubernetesObject>>();
   const cache = {
@@ -39,11 +39,17 @@ function fakeCache(objects: KubernetesObject[]) {
       return () => handlers.delete(h);
     },
     listAll: () => objects,
+    get: (_ref: unknown, namespace: string, name: string) =>
+      objects.find((o) => o.metadata?.namespace === namespace && o.metadata?.name === name),
   } as unknown as InformerCache;
   const emit = (o: KubernetesObject) => {
     for (const h of handlers) h.onAdd?.(o);
   };
-  return { cache, emit, subscribers: () => handlers.size };
+  const remove = (o: KubernetesObject) => {
+    objects.splice(objects.indexOf(o), 1);
+    for (const h of handlers) h.onDelete?.(o);
+  };
+  return { cache, emit, remove, subscribers: () => handlers.size };
 }
 
 describe('Controller', () => {
@@ -201,6 +207,38 @@ describe('Controller', () => {
     await tick();
     await c.stop();
     expect(seen.sort()).toEqual(['a', 'a', 'b', 'b', 'c']);
+  });
+
+  it('for(): a deleted object keeps no delayed requeue, and none is scheduled once it is gone', async () => {
+    const a = { metadata: { namespace: 'ns', name: 'a' } };
+    const b = { metadata: { namespace: 'ns', name: 'b' } };
+    const { cache, remove } = fakeCache([a, b]);
+    const seen: string[] = [];
+    let release = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const c = new Controller({
+      name: 't',
+      reconciler: reconciler(async (r) => {
+        seen.push(r.name);
+        if (r.name === 'b' && seen.filter((n) => n === 'b').length === 1) await held;
+        return { requeueAfterMs: 86_400_000 }; // a TTL a day away
+      }),
+    }).for(cache, CoreKinds.ConfigMap);
+    c.start();
+    await tick();
+    // a reconciled and waits a day; b is still in its first reconcile.
+    expect(c.queue.delayedCount).toBe(1);
+    remove(a); // deleted: its day-long requeue goes, it is reconciled once more now
+    await tick();
+    expect(seen.filter((n) => n === 'a')).toHaveLength(2);
+    expect(c.queue.delayedCount).toBe(0); // the reconcile after the delete schedules nothing
+    remove(b); // deleted while its reconcile runs: that reconcile's requeue is not scheduled either
+    release();
+    await tick();
+    expect(c.queue.delayedCount).toBe(0);
+    await c.stop();
   });
 
   it('watches() maps changes to requests (async too); sources and startWith add requests', async () => {

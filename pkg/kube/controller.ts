@@ -131,6 +131,8 @@ export class Controller implements Runnable {
   #unsubscribe: Array<() => void> = [];
   #ctl: AbortController | undefined;
   #workers: Promise<void>[] = [];
+  /** The kind this controller is `for`, and the cache holding it. */
+  #primary: { cache: InformerCache; ref: KindRef<unknown> } | undefined;
 
   constructor(opts: ControllerOptions) {
     this.name = opts.name;
@@ -139,10 +141,24 @@ export class Controller implements Runnable {
     this.queue = new WorkQueue(opts.rateLimiter, opts.queueHooks);
   }
 
-  /** Reconciles each cached object of `ref` when it changes, and all of them at every start. */
+  /**
+   * Reconciles each cached object of `ref` when it changes, and all of them at every start. A
+   * deleted object's delayed requeue is dropped (it is reconciled once more, now), and none is
+   * scheduled for an object no longer in the cache: with thousands of short-lived objects a day
+   * (chat completions' Queries), those timers were the controller's memory growth.
+   */
   for<T>(cache: InformerCache, ref: KindRef<T>): this {
+    this.#primary = { cache, ref };
     return this.#watch(
-      (enqueue) => subscribe(cache, ref, (o) => enqueue(requestFor(o))),
+      (enqueue) =>
+        cache.onChange(ref, {
+          onAdd: (o) => enqueue(requestFor(o)),
+          onUpdate: (_, o) => enqueue(requestFor(o)),
+          onDelete: (o) => {
+            this.queue.dropDelayed(keyOf(requestFor(o)));
+            enqueue(requestFor(o));
+          },
+        }),
       () => cache.listAll(ref).map((o) => requestFor(o as ObjectLike)),
     );
   }
@@ -241,6 +257,8 @@ export class Controller implements Runnable {
   #requeue(queue: WorkQueue, key: string, result: ReconcileResult): ReconcileOutcome {
     if (result.requeueAfterMs !== undefined && result.requeueAfterMs >= 0) {
       queue.forget(key);
+      // Deleted while this reconcile ran (its delete event already dropped any delayed add).
+      if (this.#gone(key)) return 'success';
       queue.addAfter(key, result.requeueAfterMs);
       return 'requeue_after';
     }
@@ -250,6 +268,12 @@ export class Controller implements Runnable {
     }
     queue.forget(key);
     return 'success';
+  }
+
+  #gone(key: string): boolean {
+    if (!this.#primary) return false;
+    const { namespace, name } = requestOf(key);
+    return this.#primary.cache.get(this.#primary.ref, namespace, name) === undefined;
   }
 
   #failed(

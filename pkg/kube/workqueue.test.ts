@@ -42,6 +42,19 @@ describe('WorkQueue', () => {
     expect(q.depth).toBe(0);
   });
 
+  it('drops a delayed add on request, and never hands that key out for it', async () => {
+    const q = new WorkQueue();
+    q.addAfter('gone', 20);
+    q.addAfter('kept', 20);
+    q.dropDelayed('gone');
+    q.dropDelayed('never-added'); // no-op
+    expect(q.delayedCount).toBe(1);
+    expect(await q.get()).toBe('kept');
+    await new Promise((r) => setTimeout(r, 40));
+    expect(q.depth).toBe(0);
+    q.shutDown();
+  });
+
   it('keeps the earliest deadline of delayed adds', async () => {
     const q = new WorkQueue(noLimit());
     q.addAfter('k', 10_000);

@@ -77,6 +77,17 @@ export class WorkQueue {
     this.waiting.set(key, { at, timer });
   }
 
+  /**
+   * Drops the key's delayed add, if any: its object is gone, and a requeue scheduled for it (a TTL
+   * up to a day away) would only hold a timer and the key until then — one per deleted object.
+   */
+  dropDelayed(key: string): void {
+    const existing = this.waiting.get(key);
+    if (!existing) return;
+    clearTimeout(existing.timer);
+    this.waiting.delete(key);
+  }
+
   addRateLimited(key: string): void {
     this.hooks.onRetry?.(key);
     this.addAfter(key, this.rateLimiter.when(key));
