@@ -2,7 +2,7 @@ import type { Identity } from '../kube/client/types.ts';
 
 /**
  * How a bearer JWT becomes the Kubernetes user the API impersonates, with kube-apiserver's own OIDC
- * flags: `OIDC_USERNAME_CLAIM` (default `sub`), `OIDC_USERNAME_PREFIX` (default none) and
+ * flags: `OIDC_USERNAME_CLAIM` (default `sub`), `OIDC_USERNAME_PREFIX` (default `oidc:`) and
  * `OIDC_GROUPS_CLAIM` (default `groups`).
  */
 export interface ClaimMapping {
@@ -11,19 +11,39 @@ export interface ClaimMapping {
   groupsClaim: string;
 }
 
+/**
+ * The default prefix puts every token's user in a name space of its own: without it, a provider
+ * whose `sub` (or chosen claim) is `admin`, `kubernetes-admin` or a node's name would act as the
+ * Kubernetes user of that name, with whatever RBAC grants that user. `system:` is Kubernetes' own.
+ */
+export const DEFAULT_USERNAME_PREFIX = 'oidc:';
+
+/** `OIDC_USERNAME_PREFIX=-` means "no prefix", as kube-apiserver's `--oidc-username-prefix=-`. */
+export const NO_PREFIX = '-';
+
 export const DEFAULT_CLAIM_MAPPING: ClaimMapping = Object.freeze({
   usernameClaim: 'sub',
-  usernamePrefix: '',
+  usernamePrefix: DEFAULT_USERNAME_PREFIX,
   groupsClaim: 'groups',
 });
+
+/**
+ * OIDC_USERNAME_PREFIX: unset or blank → `oidc:` (an empty value in a manifest is no decision to
+ * share names with Kubernetes users); `-` → none, deliberately; anything else as written
+ * (kube-apiserver's prefixes end in ':' or '#' by convention).
+ */
+export function usernamePrefixFrom(value: string | undefined): string {
+  const v = value?.trim() ?? '';
+  if (v === '') return DEFAULT_USERNAME_PREFIX;
+  return v === NO_PREFIX ? '' : v;
+}
 
 /** The mapping from the environment; unset or blank variables keep the defaults. */
 export function claimMappingFrom(env: NodeJS.ProcessEnv): ClaimMapping {
   const pick = (v: string | undefined, d: string) => (v?.trim() ? v.trim() : d);
   return {
     usernameClaim: pick(env.OIDC_USERNAME_CLAIM, DEFAULT_CLAIM_MAPPING.usernameClaim),
-    // The prefix is taken as written: kube-apiserver's prefixes end in ':' or '#' by convention.
-    usernamePrefix: env.OIDC_USERNAME_PREFIX ?? DEFAULT_CLAIM_MAPPING.usernamePrefix,
+    usernamePrefix: usernamePrefixFrom(env.OIDC_USERNAME_PREFIX),
     groupsClaim: pick(env.OIDC_GROUPS_CLAIM, DEFAULT_CLAIM_MAPPING.groupsClaim),
   };
 }

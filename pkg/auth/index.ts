@@ -8,7 +8,13 @@ import type { Logger } from '../log/index.ts';
 import { secretSourceFrom, startApiKeyCache } from './api-keys/secret-cache.ts';
 import { ApiKeyService } from './api-keys/service.ts';
 import { claimMappingFrom } from './identity.ts';
-import { clockToleranceFrom, createJwtVerifier, type JwtVerifier, parseAudiences } from './jwt.ts';
+import {
+  accessTokenTypeFrom,
+  clockToleranceFrom,
+  createJwtVerifier,
+  type JwtVerifier,
+  parseAudiences,
+} from './jwt.ts';
 import { authMiddleware } from './middleware.ts';
 import { type AuthMode, acceptsJwt, resolveAuthMode } from './mode.ts';
 
@@ -29,9 +35,12 @@ export {
   type ClaimMapping,
   claimMappingFrom,
   DEFAULT_CLAIM_MAPPING,
+  DEFAULT_USERNAME_PREFIX,
   identityFromClaims,
+  usernamePrefixFrom,
 } from './identity.ts';
 export {
+  accessTokenTypeFrom,
   clockToleranceFrom,
   createJwtVerifier,
   DEFAULT_CLOCK_TOLERANCE_SEC,
@@ -69,7 +78,7 @@ export interface AuthSetupOptions {
 
 /**
  * Everything `berth api` needs for authentication, from the environment: AUTH_MODE,
- * OIDC_ISSUER_URL, OIDC_APPLICATION_ID, JWT_CLOCK_TOLERANCE_SECONDS, and OIDC_USERNAME_CLAIM /
+ * OIDC_ISSUER_URL, OIDC_APPLICATION_ID, JWT_CLOCK_TOLERANCE_SECONDS, OIDC_ACCESS_TOKEN_TYPE, and OIDC_USERNAME_CLAIM /
  * OIDC_USERNAME_PREFIX / OIDC_GROUPS_CLAIM (whom a token acts as). The API key service exists in every mode (keys can be
  * managed in open mode too); a JWT verifier only where JWTs are accepted.
  */
@@ -83,6 +92,7 @@ export async function setupAuth(opts: AuthSetupOptions): Promise<AuthSetup> {
         audience: parseAudiences(env.OIDC_APPLICATION_ID),
         clockToleranceSec: clockToleranceFrom(env.JWT_CLOCK_TOLERANCE_SECONDS),
         claims: claimMappingFrom(env),
+        accessTokenType: accessTokenTypeFrom(env.OIDC_ACCESS_TOKEN_TYPE),
         logger: opts.logger,
       })
     : undefined;

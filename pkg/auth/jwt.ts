@@ -33,6 +33,11 @@ export interface JwtVerifierOptions {
   timeoutMs?: number;
   /** OIDC_USERNAME_CLAIM / OIDC_USERNAME_PREFIX / OIDC_GROUPS_CLAIM: the Kubernetes user a token acts as. */
   claims?: ClaimMapping;
+  /**
+   * OIDC_ACCESS_TOKEN_TYPE: when set (e.g. `at+jwt`, RFC 9068), the token's `typ` header must be this
+   * media type; unset, any `typ` passes (many providers send `JWT` on access tokens too).
+   */
+  accessTokenType?: string;
   logger?: Logger;
 }
 
@@ -143,7 +148,9 @@ export function createJwtVerifier(opts: JwtVerifierOptions): JwtVerifier {
           algorithms,
           clockTolerance: opts.clockToleranceSec ?? DEFAULT_CLOCK_TOLERANCE_SEC,
           requiredClaims: ['exp'],
+          ...(opts.accessTokenType ? { typ: opts.accessTokenType } : {}),
         });
+        refuseIdToken(payload);
         return principalOf(payload, opts.claims ?? DEFAULT_CLAIM_MAPPING);
       } catch (err) {
         throw toJwtError(err);
@@ -152,7 +159,30 @@ export function createJwtVerifier(opts: JwtVerifierOptions): JwtVerifier {
   };
 }
 
+/**
+ * Claims only an ID token carries (OpenID Connect Core 2, 3.1.3.6, 3.3.2.11). An ID token says who
+ * signed in to a client, not that the client may call this API: a client that got one for a user
+ * (any client of the same provider whose id is among the audiences) must not use it as a bearer.
+ */
+const ID_TOKEN_CLAIMS = ['nonce', 'at_hash', 'c_hash'] as const;
+
+function refuseIdToken(payload: JWTPayload): void {
+  const found = ID_TOKEN_CLAIMS.find((k) => payload[k] !== undefined);
+  if (found)
+    throw new JwtError(
+      'id_token_refused',
+      `an ID token (it carries "${found}") is not an access token: send the access token`,
+    );
+}
+
+/** OIDC_ACCESS_TOKEN_TYPE → the `typ` to require, or undefined (blank: no check). */
+export function accessTokenTypeFrom(value: string | undefined): string | undefined {
+  const v = value?.trim();
+  return v ? v : undefined;
+}
+
 function toJwtError(err: unknown): JwtError {
+  if (err instanceof JwtError) return err;
   if (err instanceof joseErrors.JWKSTimeout)
     return new JwtError('issuer_unavailable', 'JWKS fetch timed out', true);
   if (err instanceof joseErrors.JOSEError) {

@@ -1,11 +1,11 @@
 import type { Context, Hono } from 'hono';
 import { Kinds, type Query, TERMINAL_PHASES } from '../../api/index.ts';
-import { HttpError, linkSignals, parseJsonBody } from '../../http/index.ts';
+import { HttpError, linkSignals, parseJsonBody, requireMediaType } from '../../http/index.ts';
 import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { type ChatOutcome, type ChatRecorder, NO_CHAT } from '../metrics.ts';
 import { completionOf } from './completion-body.ts';
-import { CompatError, shuttingDown } from './errors.ts';
+import { CompatError, renderOpenAIError, shuttingDown } from './errors.ts';
 import { TARGET_KINDS } from './models.ts';
 import { buildQuery } from './query-factory.ts';
 import { type ChatRequest, chatRequest } from './schemas.ts';
@@ -48,9 +48,20 @@ function outcomeOf(err: unknown, c: Context): ChatOutcome {
   return status < 500 ? 'rejected' : 'error';
 }
 
+/**
+ * A chat request is JSON (what every OpenAI SDK sends, parameters such as `charset` allowed): any
+ * other media type is a 415 in the OpenAI shape, before the body is read or parsed.
+ */
+const jsonOnly = requireMediaType(['application/json'], (c, message) =>
+  renderOpenAIError(
+    c,
+    new CompatError(415, 'unsupported_media_type', message, { type: 'invalid_request_error' }),
+  ),
+);
+
 /** `POST /chat/completions` (under /compat/v1): runs the request as a Query and answers like OpenAI. */
 export function mountCompletionRoutes(app: Hono, deps: GatewayDeps, opts: CompletionOptions) {
-  app.post('/chat/completions', async (c) => {
+  app.post('/chat/completions', jsonOnly, async (c) => {
     const chat = deps.metrics?.chat() ?? NO_CHAT;
     try {
       const res = await complete(c, deps, opts, chat);

@@ -2,6 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Hono } from 'hono';
 import { agentKind, modelKind, refOf, teamKind, toolKind } from '../../api/index.ts';
 import { ignoreNotFound } from '../../kube/client/helpers.ts';
+import type { KindRef } from '../../kube/kinds.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { CompatError } from './errors.ts';
 
@@ -15,6 +16,17 @@ export const TARGET_KINDS = {
   tool: refOf<KubernetesObject>(toolKind),
 } as const;
 export const OWNER = 'berth';
+
+/**
+ * The kind a model id prefix names, or undefined. An own-property check: a bare index would find
+ * `constructor`, `__proto__` or `toString` on the object's prototype and hand a function on to the
+ * Kubernetes client (a 500 for `constructor/x`).
+ */
+export function targetKindOf(type: string): KindRef<KubernetesObject> | undefined {
+  return Object.hasOwn(TARGET_KINDS, type) ? TARGET_KINDS[type as TargetPrefix] : undefined;
+}
+
+export const isTargetPrefix = (type: string): type is TargetPrefix => targetKindOf(type) !== undefined;
 
 export function modelItemOf(type: string, obj: KubernetesObject) {
   const created = Date.parse(String(obj.metadata?.creationTimestamp ?? '')) || 0;
@@ -41,7 +53,7 @@ export function mountModelRoutes(app: Hono, deps: GatewayDeps) {
   app.get('/models/:id{.+}', async (c) => {
     const id = c.req.param('id');
     const [type, name] = id.split('/', 2) as [string, string | undefined];
-    const ref = TARGET_KINDS[type as TargetPrefix];
+    const ref = targetKindOf(type);
     const key = { namespace: deps.namespace, name: name ?? '' };
     const obj = ref && name ? await ignoreNotFound(deps.client.get(ref, key)) : undefined;
     if (!obj)

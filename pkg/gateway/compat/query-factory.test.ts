@@ -9,7 +9,18 @@ describe('parseTarget', () => {
   it('splits type and name', () => {
     expect(parseTarget('team/a-team')).toEqual({ type: 'team', name: 'a-team' });
   });
-  it.each(['gpt-4o', 'robot/x', 'agent/', '/x'])('rejects %s with a 400 naming the model param', (m) => {
+  it.each([
+    'gpt-4o',
+    'robot/x',
+    'agent/',
+    '/x',
+    // Names of Object.prototype's members are not prefixes (an `in` check once let them through).
+    'constructor/x',
+    '__proto__/x',
+    'toString/x',
+    'hasOwnProperty/x',
+    'valueOf/x',
+  ])('rejects %s with a 400 naming the model param', (m) => {
     const err = (() => {
       try {
         parseTarget(m);

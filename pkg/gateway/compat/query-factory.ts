@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ANNOTATION_STREAMING, API_VERSION, GROUP, QUERY_FINALIZER, type Query } from '../../api/index.ts';
 import { parseJson } from '../../http/index.ts';
 import { CompatError } from './errors.ts';
-import { TARGET_PLURALS, type TargetPrefix } from './models.ts';
+import { isTargetPrefix, type TargetPrefix } from './models.ts';
 import { type ChatRequest, textOf } from './schemas.ts';
 
 /** A chat request the platform cannot run, naming the parameter at fault (OpenAI `param`). */
@@ -26,9 +26,9 @@ const RESERVED_METADATA = new Set([
 
 export function parseTarget(model: string): { type: TargetPrefix; name: string } {
   const slash = model.indexOf('/');
-  const type = model.slice(0, slash) as TargetPrefix;
+  const type = model.slice(0, slash);
   const name = model.slice(slash + 1);
-  if (slash < 0 || !(type in TARGET_PLURALS)) {
+  if (slash < 0 || !isTargetPrefix(type)) {
     throw new ChatRequestError(
       `model must be "agent/<name>", "team/<name>", "model/<name>" or "tool/<name>", got ${JSON.stringify(model)}`,
       'model',

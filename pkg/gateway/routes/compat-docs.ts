@@ -84,7 +84,7 @@ export function documentCompatRoutes(app: AnyOpenAPIHono) {
           'text/event-stream': { schema: z.string() },
         },
       },
-      ...errors([400, 401, 404, 500, 504]),
+      ...errors([400, 401, 404, 415, 500, 504]),
     },
   });
 }
