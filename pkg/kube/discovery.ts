@@ -1,17 +1,21 @@
 import type { KubeConfig } from '@kubernetes/client-node';
-import { type KindRef, kindRef } from './kinds.ts';
+import { type KindRef, kindRef, matchResource, type ResourceNames, splitApiVersion } from './kinds.ts';
 import { rawRequest } from './raw.ts';
 
 /** What discovery knows of a resource: exactly a kind reference. */
 export type ApiResourceInfo = KindRef;
 
 interface ResourceList {
-  resources: Array<{ name: string; kind: string; namespaced: boolean }>;
+  resources: Array<{ name: string; singularName?: string; kind: string; namespaced: boolean }>;
 }
 
-/** Kind → resource lookups from API discovery, cached per group/version and refreshed on a miss. */
+/**
+ * Kind → resource lookups from API discovery, cached per group/version and refreshed on a miss.
+ * A name matches a resource's Kind, plural or singular, exactly or ignoring case (`matchResource`);
+ * a name that matches nothing is unknown, never guessed.
+ */
 export class Discovery {
-  private readonly cache = new Map<string, ApiResourceInfo[]>();
+  private readonly cache = new Map<string, ResourceNames[]>();
   private readonly kc: KubeConfig;
 
   constructor(kc: KubeConfig) {
@@ -19,18 +23,15 @@ export class Discovery {
   }
 
   async resource(apiVersion: string, kindOrPlural: string): Promise<ApiResourceInfo | undefined> {
-    const find = (list: ApiResourceInfo[]) =>
-      list.find((r) => r.kind === kindOrPlural || r.plural === kindOrPlural) ??
-      list.find((r) => r.kind.toLowerCase() === kindOrPlural.toLowerCase());
     const cached = this.cache.get(apiVersion);
-    const hit = cached && find(cached);
+    const hit = cached && matchResource(cached, kindOrPlural);
     if (hit) return hit;
     const fresh = await this.load(apiVersion);
-    return fresh && find(fresh);
+    return fresh && matchResource(fresh, kindOrPlural);
   }
 
-  private async load(apiVersion: string): Promise<ApiResourceInfo[] | undefined> {
-    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
+  private async load(apiVersion: string): Promise<ResourceNames[] | undefined> {
+    const { group, version } = splitApiVersion(apiVersion);
     const path = group ? `/apis/${group}/${version}` : `/api/${version}`;
     const res = await rawRequest(this.kc, { path });
     if (res.status === 404) return undefined;
@@ -39,15 +40,11 @@ export class Discovery {
     const list = res
       .json<ResourceList>()
       .resources.filter((r) => !r.name.includes('/'))
-      .map((r) =>
-        kindRef({
-          group: group ?? '',
-          version: version ?? '',
-          kind: r.kind,
-          plural: r.name,
-          namespaced: r.namespaced,
-        }),
-      );
+      .map((r) => ({
+        ref: kindRef({ group, version, kind: r.kind, plural: r.name, namespaced: r.namespaced }),
+        // Older servers leave singularName empty; kubectl then uses the lower-case Kind.
+        singular: r.singularName || r.kind.toLowerCase(),
+      }));
     this.cache.set(apiVersion, list);
     return list;
   }

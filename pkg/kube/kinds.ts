@@ -21,6 +21,38 @@ export function kindRef<T = KubernetesObject>(r: Omit<KindRef<T>, '__object'>): 
 
 export const apiVersionOf = (r: KindRef<unknown>) => (r.group ? `${r.group}/${r.version}` : r.version);
 
+/** `group/version` → its parts; a bare version is the core group (''). */
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) };
+}
+
+/** One resource of a group/version with the singular name discovery gives it (kubectl's lower-case Kind). */
+export interface ResourceNames {
+  ref: KindRef;
+  singular: string;
+}
+
+/**
+ * The resource `name` stands for, the way kubectl's RESTMapper reads a resource argument: its Kind,
+ * plural or singular exactly, else any of them ignoring case (`Secrets`, `SECRETS`, `secret` are
+ * all core `secrets`). Within one group/version these names are unique, so at most one resource
+ * matches each; undefined when none does (never a guess).
+ */
+export function matchResource(list: readonly ResourceNames[], name: string): KindRef | undefined {
+  const exact = list.find((r) => r.ref.kind === name || r.ref.plural === name || r.singular === name);
+  if (exact) return exact.ref;
+  const lower = name.toLowerCase();
+  return list.find(
+    (r) =>
+      r.ref.kind.toLowerCase() === lower ||
+      r.ref.plural.toLowerCase() === lower ||
+      r.singular.toLowerCase() === lower,
+  )?.ref;
+}
+
 /** `group/plural`: unique per resource within a cluster, the identity of a ref in maps. */
 export const refKey = (r: KindRef<unknown>) => `${r.group}/${r.plural}`;
 
@@ -110,6 +142,16 @@ export class Scheme {
 
   byPlural(group: string, plural: string): KindRef | undefined {
     return this.#byPlural.get(`${group}/${plural}`);
+  }
+
+  /** A registered kind of `apiVersion` by Kind, plural or singular, as `matchResource` finds it. */
+  find(apiVersion: string, name: string): KindRef | undefined {
+    const { group, version } = splitApiVersion(apiVersion);
+    const served = this.all().filter((r) => r.group === group && r.version === version);
+    return matchResource(
+      served.map((ref) => ({ ref, singular: ref.kind.toLowerCase() })),
+      name,
+    );
   }
 
   all(): KindRef[] {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { Kinds, SHARED_CACHE } from '../../pkg/api/index.ts';
 import { InformerCache } from '../../pkg/kube/cache.ts';
+import { CoreKinds } from '../../pkg/kube/kinds.ts';
 import { createNamespace, kubeConfig, kubectl } from '../support/kube.ts';
 import { type RunningGateway, startGateway } from './harness.ts';
 
@@ -185,5 +186,52 @@ describe('generic resource API over the shared informer cache', () => {
     expect(res.status).toBe(200);
     const list = await (await fetch(`${cachedGw.url}/v1/resources/api/v1/configmaps`)).json();
     expect(list.items.map((i: { metadata: { name: string } }) => i.metadata.name)).toContain('settings');
+  });
+});
+
+describe('generic resource API and Secrets (issue 26 item 1)', () => {
+  const VALUE = 'generic-integration-secret-9c2d71';
+  const spellings = ['Secret', 'secrets', 'Secrets', 'SECRETS', 'secret', 'SECRET', 'sEcReTs'];
+
+  it('shows whatever resolves to core secrets as metadata and key names: every spelling, JSON and YAML, get and list, live and cached', async () => {
+    const applied = await kubectl(
+      ['apply', '-n', ns, '-f', '-'],
+      `apiVersion: v1\nkind: Secret\nmetadata: {name: hidden, annotations: {team: red}}\nstringData: {token: ${VALUE}}\n`,
+    );
+    expect(applied.code, applied.stderr).toBe(0);
+    await cache.waitFor(CoreKinds.Secret, ns, 'hidden', (o) => !!o, { timeoutMs: 5000 });
+    for (const g of [gw, cachedGw])
+      for (const kind of spellings)
+        for (const accept of ['application/json', 'application/yaml'])
+          for (const path of [`/v1/resources/api/v1/${kind}/hidden`, `/v1/resources/api/v1/${kind}`]) {
+            const what = `${g === gw ? 'live' : 'cached'} ${path} ${accept}`;
+            const res = await fetch(`${g.url}${path}`, { headers: { accept } });
+            const text = await res.text();
+            expect(res.status, what).toBe(200);
+            expect(text, what).not.toContain(VALUE);
+            expect(text, what).not.toContain(Buffer.from(VALUE).toString('base64'));
+            expect(text, what).not.toContain('last-applied-configuration');
+            expect(text, what).not.toContain('managedFields');
+            const body = parse(text);
+            const items = body.items ?? [body];
+            const secret = items.find((i: any) => i.metadata.name === 'hidden');
+            expect(secret, what).toMatchObject({ kind: 'Secret', keys: ['token'] });
+            expect(secret.metadata.annotations, what).toEqual({ team: 'red' });
+            for (const i of items) {
+              expect(i.data, what).toBeUndefined();
+              expect(i.stringData, what).toBeUndefined();
+            }
+          }
+  });
+
+  it('answers a kind that resolves to nothing with a 404 Status, never a guessed plural', async () => {
+    for (const kind of ['secretss', 'Secretz', 'configmapss']) {
+      const res = await get(`/v1/resources/api/v1/${kind}`);
+      expect(res.status, kind).toBe(404);
+      expect(await res.json()).toMatchObject({ kind: 'Status', reason: 'NotFound', code: 404 });
+    }
+    // Discovery-only kinds resolve by singular and any case too.
+    for (const kind of ['pod', 'PODS', 'Pod'])
+      expect((await get(`/v1/resources/api/v1/${kind}`)).status, kind).toBe(200);
   });
 });

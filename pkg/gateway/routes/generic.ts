@@ -4,9 +4,10 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { stringify } from 'yaml';
 import type { AnyOpenAPIHono } from '../../http/index.ts';
 import { KubeError, type KubeStatus } from '../../kube/errors.ts';
-import { type KindRef, kindRef } from '../../kube/kinds.ts';
+import type { KindRef } from '../../kube/kinds.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { presentable } from './resources.ts';
+import { isSecretResource, secretMetadataOnly } from './secret-view.ts';
 
 interface Target {
   group: string;
@@ -18,9 +19,9 @@ interface Target {
 
 /**
  * `/v1/resources/api/{version}/{kind}[/{name}]` and `/v1/resources/apis/{group}/{version}/{kind}[/{name}]`:
- * any kind the scheme or discovery knows (CRDs included), namespaced access first, then
- * cluster-scoped; the API server's own `Status` is passed through when both fail. `{kind}` may be
- * the Kind (`Pod`), its lower case, or the resource plural (`pods`).
+ * any kind the scheme or discovery knows (CRDs included), read in its own scope; the API server's
+ * own `Status` is passed through when the read fails. `{kind}` is the Kind (`Pod`), the plural
+ * (`pods`) or the singular (`pod`), in any case; any other name is a 404 Status.
  */
 export function mountGenericRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
   const handle = (c: Context, t: Omit<Target, 'namespace'>) =>
@@ -47,63 +48,41 @@ async function read(c: Context, deps: GatewayDeps, t: Target): Promise<Response>
   // Segments become API server paths: anything but plain names is refused before any request.
   const invalid = invalidSegment({ ...t });
   if (invalid) return send(c, failure(400, 'BadRequest', invalid), 400);
-  let known: KindRef | undefined;
+  const apiVersion = t.group ? `${t.group}/${t.version}` : t.version;
+  let ref: KindRef | undefined;
   try {
-    known = await deps.client.resolve(t.group ? `${t.group}/${t.version}` : t.version, t.kind);
+    ref = await deps.client.resolve(apiVersion, t.kind);
   } catch (err) {
     return send(c, failure(503, 'ServiceUnavailable', String(err)), 503);
   }
-  // An unknown kind is still tried, as a plural, so the API server's own 404 is what the caller sees.
-  const ref = known ?? kindRef({ ...t, plural: t.kind.toLowerCase(), namespaced: true });
-  // A kind of known scope is read in that scope only: falling back to the cluster scope after a
-  // failed namespaced read (a timeout, a refusal) would list a namespaced kind across every
-  // namespace — other tenants' objects included.
-  const scopes = known ? [known.namespaced] : [true, false];
-  const failures: KubeError[] = [];
-  for (const namespaced of scopes) {
-    try {
-      return send(c, await fetchObject(c, deps, { ...ref, namespaced }, t), 200);
-    } catch (err) {
-      if (!(err instanceof KubeError)) throw err;
-      failures.push(err);
-    }
+  // An unknown kind is not guessed at (a guessed plural could name a resource the checks below
+  // would not recognise): no request reaches the API server.
+  if (!ref) {
+    const message = `the server doesn't have a resource type "${t.kind}" in ${apiVersion}`;
+    return send(c, failure(404, 'NotFound', message), 404);
   }
-  // Every attempt failed: the first (the kind's real scope when known) carries the meaningful error.
-  const chosen = failures[0] as KubeError;
-  return send(c, chosen.status, chosen.code);
+  // The kind's own scope only: falling back to the cluster scope after a failed namespaced read (a
+  // timeout, a refusal) would list a namespaced kind across every namespace — other tenants' too.
+  try {
+    return send(c, await fetchObject(c, deps, ref, t), 200);
+  } catch (err) {
+    if (!(err instanceof KubeError)) throw err;
+    return send(c, err.status, err.code);
+  }
 }
 
 /**
  * One object or a list, in the target's namespace when `ref` is namespaced. Lists come in the API
- * server's order (namespace, then name) even when the informer cache answers.
+ * server's order (namespace, then name) even when the informer cache answers. Whatever resolves to
+ * core Secrets is shown as metadata and key names, as the Secrets API shows it.
  */
 async function fetchObject(c: Context, deps: GatewayDeps, ref: KindRef, t: Target): Promise<object> {
   const signal = c.req.raw.signal;
   const namespace = ref.namespaced ? t.namespace : undefined;
-  const show = ref.group === '' && ref.kind === 'Secret' ? secretMetadata : presentable;
+  const show: (o: KubernetesObject) => object = isSecretResource(ref) ? secretMetadataOnly : presentable;
   if (t.name) return show(await deps.client.get(ref, { namespace, name: t.name }, { signal }));
   const list = await deps.client.list(ref, { namespace, signal });
-  return { ...list, items: list.items.map(show).sort(byKey) };
-}
-
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
-
-/**
- * A Secret through the generic API is its metadata and key names only: values (model keys, API-key
- * hashes) never leave through it, nor kubectl's last-applied annotation that repeats them.
- */
-function secretMetadata(obj: KubernetesObject): KubernetesObject {
-  const {
-    data,
-    stringData: _s,
-    ...rest
-  } = presentable(obj) as KubernetesObject & {
-    data?: Record<string, string>;
-    stringData?: unknown;
-  };
-  const { [LAST_APPLIED]: _l, ...annotations } = rest.metadata?.annotations ?? {};
-  const metadata = { ...rest.metadata, ...(rest.metadata?.annotations ? { annotations } : {}) };
-  return { ...rest, metadata, keys: Object.keys(data ?? {}).sort() } as KubernetesObject;
+  return { ...list, items: [...list.items].sort(byKey).map(show) };
 }
 
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;

@@ -6,7 +6,8 @@ import type { AnyOpenAPIHono } from '../../http/index.ts';
  * through (generic resources, broker proxy): documented here so /openapi.json covers every route.
  */
 const kubeObject = z.record(z.string(), z.unknown()).openapi('KubeObject', {
-  description: 'The raw resource (apiVersion, kind, metadata, spec, status); managedFields removed',
+  description:
+    'The raw resource (apiVersion, kind, metadata, spec, status); managedFields removed. Core Secrets: metadata, type and key names only',
 });
 const kubeStatus = z
   .object({
@@ -38,7 +39,10 @@ export function documentGenericRoutes(app: AnyOpenAPIHono) {
     403: { description: 'The service account may not read it', content: both(kubeStatus) },
   };
   const version = pathString('version', 'e.g. v1');
-  const kind = pathString('kind', 'Kind (Pod), lower case (pod) or plural (pods)');
+  const kind = pathString(
+    'kind',
+    'Kind (Pod), plural (pods) or singular (pod), in any case; anything else is a 404',
+  );
   const group = pathString('group', 'API group, e.g. berth.dev');
   const name = pathString('resource_name', 'object name');
   for (const [path, params] of [

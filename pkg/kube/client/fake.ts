@@ -54,8 +54,7 @@ export class FakeClient implements T.Client {
   }
 
   async resolve(apiVersion: string, kind: string): Promise<KindRef | undefined> {
-    const group = apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '';
-    return this.scheme.byKind(apiVersion, kind) ?? this.scheme.byPlural(group, kind);
+    return this.scheme.find(apiVersion, kind);
   }
 
   async get<T>(ref: KindRef<T>, key: T.ObjectKey): Promise<T> {

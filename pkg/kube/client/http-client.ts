@@ -73,10 +73,8 @@ export class HttpClient implements Client {
   }
 
   async resolve(apiVersion: string, kindOrPlural: string): Promise<KindRef | undefined> {
-    const [group, version] = apiVersion.includes('/') ? apiVersion.split('/', 2) : ['', apiVersion];
-    const known =
-      this.scheme.byKind(apiVersion, kindOrPlural) ?? this.scheme.byPlural(group ?? '', kindOrPlural);
-    if (known && known.version === version) return known;
+    const known = this.scheme.find(apiVersion, kindOrPlural);
+    if (known) return known;
     try {
       return await this.#discovery.resource(apiVersion, kindOrPlural);
     } catch (err) {

@@ -125,6 +125,9 @@ export interface Client extends Reader, Writer {
    * reads go live (the informer cache holds what the process may see, not what the user may).
    */
   as(identity: Identity): Client;
-  /** The kind for `apiVersion` and a Kind, its lower case, or its plural: scheme first, then discovery. */
+  /**
+   * The kind for `apiVersion` and a Kind, plural or singular in any case (`matchResource`): scheme
+   * first, then discovery; undefined when neither serves it (never a guessed plural).
+   */
   resolve(apiVersion: string, kindOrPlural: string): Promise<KindRef | undefined>;
 }
