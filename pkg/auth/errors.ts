@@ -6,7 +6,7 @@ import { HttpError } from '../http/index.ts';
  */
 export class ApiKeyError extends HttpError {
   override name = 'ApiKeyError';
-  declare readonly status: 400 | 404 | 409 | 422 | 503;
+  declare readonly status: 400 | 403 | 404 | 409 | 422 | 503;
 
   constructor(status: ApiKeyError['status'], code: string, message: string) {
     super(status, code, message);

@@ -7,6 +7,7 @@ import type { AuthMode } from './mode.ts';
 
 const PK = 'pk-svc-0123456789abcdef0123456789abcdef';
 const SK = 'sk-svc-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+const LIMITED = 'sk-svc-LLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLLL';
 const apiKeys: ApiKeyVerifier = {
   async verify(pk, sk) {
     return pk === PK && sk === SK
@@ -25,7 +26,9 @@ const apiKeys: ApiKeyVerifier = {
             namespace: 'ns',
           },
         }
-      : { ok: false, reason: 'bad_secret' };
+      : sk === LIMITED
+        ? { ok: false, reason: 'rate_limited', scope: 'key', retryAfterSec: 6 }
+        : { ok: false, reason: 'bad_secret' };
   },
 };
 const jwt: JwtVerifier = {
@@ -99,5 +102,15 @@ describe('authMiddleware', () => {
   it('refuses to build a mode without its verifier', () => {
     expect(() => authMiddleware({ mode: 'sso' })).toThrow(/JWT verifier/);
     expect(() => authMiddleware({ mode: 'basic' })).toThrow(/API key service/);
+  });
+
+  it('answers a rate-limited API key attempt 429 with Retry-After, not 401', async () => {
+    const res = await app('basic').request('/v1/agents', { headers: { 'x-api-key': `${PK}:${LIMITED}` } });
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('6');
+    expect((await res.json()).error).toMatchObject({
+      code: 'rate_limited',
+      message: expect.stringContaining('6 s'),
+    });
   });
 });

@@ -91,6 +91,20 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<E
             `API keys are not accepted in ${mode} mode; send a bearer JWT`,
           );
         const result = await apiKeys.verify(cred.publicKey, cred.secretKey);
+        if (!result.ok && result.reason === 'rate_limited') {
+          // Answered without bcrypt: the bound on wrong secrets (api-keys/bcrypt-gate.ts).
+          logger?.debug({ publicKey: cred.publicKey, scope: result.scope }, 'API key attempt limited');
+          c.set('authFailure', 'api_key_rate_limited');
+          c.header('Retry-After', String(result.retryAfterSec));
+          return sendError(
+            c,
+            429,
+            'rate_limited',
+            result.scope === 'key'
+              ? `too many failed attempts with this API key; retry in ${result.retryAfterSec} s`
+              : `too many API key verifications at once; retry in ${result.retryAfterSec} s`,
+          );
+        }
         if (!result.ok) {
           logger?.info(
             { publicKey: cred.publicKey, reason: result.reason, form: cred.form },

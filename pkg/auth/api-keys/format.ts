@@ -59,11 +59,18 @@ export interface ApiKeyRecord {
   namespace: string;
   /** The Kubernetes user (and groups) of whoever created the key: what the key acts as. */
   actsAs?: Identity;
+  /** The key that created this one (its public key): this key works only while that one does. */
+  parentKey?: string;
 }
 
 /** Annotations recording the creator's Kubernetes identity (metadata: not secret, shown to kubectl). */
 export const CREATED_BY = 'berth.dev/created-by';
 export const CREATED_BY_GROUPS = 'berth.dev/created-by-groups';
+/**
+ * Label naming the API key that created this one. A label, so `kubectl get secrets -l
+ * berth.dev/parent-key=<pk>` lists a key's children; public keys are valid label values.
+ */
+export const PARENT_KEY = 'berth.dev/parent-key';
 
 function creatorAnnotations(by: Identity | undefined): Record<string, string> | undefined {
   if (!by) return undefined;
@@ -108,6 +115,7 @@ export function newApiKeySecret(opts: {
   createdAt: string;
   expiresAt: string | null;
   createdBy?: Identity;
+  parentKey?: string;
 }): V1Secret {
   const annotations = creatorAnnotations(opts.createdBy);
   return {
@@ -117,7 +125,10 @@ export function newApiKeySecret(opts: {
     metadata: {
       name: opts.publicKey,
       namespace: opts.namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'berth' },
+      labels: {
+        'app.kubernetes.io/managed-by': 'berth',
+        ...(opts.parentKey ? { [PARENT_KEY]: opts.parentKey } : {}),
+      },
       ...(annotations ? { annotations } : {}),
     },
     // The bcrypt hash only: the secret key itself never reaches the API server.
@@ -159,6 +170,9 @@ function decode(secret: V1Secret): ApiKeyRecord | null {
   if (!isPublicKey(publicKey) || !secretHash.startsWith('$2')) return null;
   const expiresAt = get(DATA.expiresAt) || null;
   const expiresAtMs = expiresAt ? Date.parse(expiresAt) : null;
+  // A parent label that is not a public key (hand-edited) names no key that could vouch: fail closed.
+  const parentLabel = secret.metadata?.labels?.[PARENT_KEY];
+  const parentKey = parentLabel === undefined ? undefined : isPublicKey(parentLabel) ? parentLabel : '';
   return {
     id: secret.metadata?.uid ?? publicKey,
     name: get(DATA.name),
@@ -173,6 +187,7 @@ function decode(secret: V1Secret): ApiKeyRecord | null {
     lastUsedAt: get(DATA.lastUsedAt) || null,
     namespace: secret.metadata?.namespace ?? '',
     actsAs: creatorOf(secret.metadata?.annotations),
+    ...(parentKey === undefined ? {} : { parentKey }),
   };
 }
 

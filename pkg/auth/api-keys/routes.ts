@@ -19,7 +19,9 @@ const createBody = z
         message: 'expires_at must be an ISO 8601 timestamp, e.g. 2030-01-01T00:00:00Z',
       })
       .nullish()
-      .describe('Optional expiry (ISO 8601, in the future); the key stops working at that instant'),
+      .describe(
+        'Optional expiry (ISO 8601, in the future); the key stops working at that instant. A key created with an API key expires no later than that key (the answer says when).',
+      ),
   })
   .meta({ id: 'ApiKeyCreate' });
 
@@ -76,6 +78,7 @@ const createKeyRoute = createRoute({
   responses: {
     201: { description: 'The new key, with its secret key (shown only now)', content: json(created) },
     ...errors,
+    403: { description: 'The creating API key is no longer active', content: json(errorSchema) },
     422: { description: 'expires_at not in the future', content: json(errorSchema) },
   },
 });
@@ -116,6 +119,8 @@ export function apiKeyRoutes(service: ApiKeyService, opts: { logger?: Logger } =
       expiresAt: body.expires_at ?? null,
       // A key acts as its creator: a JWT's user, or what the creating key itself acts as.
       createdBy: principal && principal.kind !== 'anonymous' ? principal.actsAs : undefined,
+      // A key made by a key expires with it at the latest and stops working when it does (lineage.ts).
+      parentKey: principal?.kind === 'api-key' ? principal.publicKey : undefined,
     });
     // The only response that ever carries a secret key: keep it out of every cache.
     c.header('Cache-Control', 'no-store');

@@ -128,3 +128,80 @@ function apiKeySecret(publicKey: string): V1Secret {
 
 const base64 = (values: Record<string, string> = {}) =>
   Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+
+describe('keys made by keys (lineage)', () => {
+  const inHours = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString();
+
+  it("caps a child's expiry at its parent's and records the parent on the child's Secret", async () => {
+    const { svc, secrets } = cluster();
+    const parent = await svc.create({ name: 'parent', expiresAt: inHours(1) });
+    const forever = await svc.create({ name: 'child', parentKey: parent.public_key });
+    expect(forever.expires_at).toBe(parent.expires_at);
+    const later = await svc.create({ name: 'child', expiresAt: inHours(48), parentKey: parent.public_key });
+    expect(later.expires_at).toBe(parent.expires_at);
+    const sooner = await svc.create({ name: 'child', expiresAt: inHours(0.5), parentKey: parent.public_key });
+    // An earlier expiry than the parent's is kept as asked.
+    expect(Math.abs(Date.parse(sooner.expires_at ?? '') - Date.now() - 1_800_000)).toBeLessThan(10_000);
+    // A grandchild is capped by the earliest expiry up the chain.
+    const grandchild = await svc.create({ name: 'g', expiresAt: inHours(10), parentKey: sooner.public_key });
+    expect(grandchild.expires_at).toBe(sooner.expires_at);
+    expect(secrets.get(forever.public_key)?.metadata?.labels?.['berth.dev/parent-key']).toBe(
+      parent.public_key,
+    );
+    expect(secrets.get(parent.public_key)?.metadata?.labels?.['berth.dev/parent-key']).toBeUndefined();
+  });
+
+  it('a revoked, expired or deleted parent takes every descendant with it, cached verifications included', async () => {
+    const { client, svc, secrets } = cluster();
+    const parent = await svc.create({ name: 'parent' });
+    const child = await svc.create({ name: 'child', parentKey: parent.public_key });
+    const grandchild = await svc.create({ name: 'g', parentKey: child.public_key });
+    for (const k of [child, grandchild]) expect((await svc.verify(k.public_key, k.secret_key)).ok).toBe(true);
+    await svc.revoke(parent.public_key);
+    for (const k of [child, grandchild])
+      expect(await svc.verify(k.public_key, k.secret_key)).toEqual({ ok: false, reason: 'parent_inactive' });
+    const listed = svc.list().items.filter((i) => i.public_key !== parent.public_key);
+    expect(listed.map((i) => i.is_active)).toEqual([false, false]);
+
+    // Deleted rather than revoked (kubectl delete secret): the same.
+    const p2 = await svc.create({ name: 'p2' });
+    const c2 = await svc.create({ name: 'c2', parentKey: p2.public_key });
+    expect((await svc.verify(c2.public_key, c2.secret_key)).ok).toBe(true);
+    await client.delete(CoreKinds.Secret, { namespace: NS, name: p2.public_key });
+    expect(secrets.has(p2.public_key)).toBe(false);
+    expect(await svc.verify(c2.public_key, c2.secret_key)).toEqual({ ok: false, reason: 'parent_inactive' });
+  });
+
+  it('a child of a parent past its expiry stops working when the parent does', async () => {
+    let now = Date.now();
+    const { client, secrets } = cluster();
+    const svc = new ApiKeyService({
+      client,
+      namespace: NS,
+      source: { list: () => [...secrets.values()], get: (n) => secrets.get(n) },
+      bcryptCost: 4,
+      lastUsedFlushMs: 0,
+      readYourWritesMs: 200,
+      now: () => now,
+    });
+    const parent = await svc.create({ name: 'p', expiresAt: new Date(now + 60_000).toISOString() });
+    const child = await svc.create({ name: 'c', parentKey: parent.public_key });
+    expect((await svc.verify(child.public_key, child.secret_key)).ok).toBe(true);
+    now += 61_000;
+    expect((await svc.verify(child.public_key, child.secret_key)).ok).toBe(false);
+  });
+
+  it('refuses a parent label that names no key, and a loop of parents (hand-edited Secrets): fail closed', async () => {
+    const { svc, secrets } = cluster();
+    const a = await svc.create({ name: 'a' });
+    const b = await svc.create({ name: 'b', parentKey: a.public_key });
+    const edit = (pk: string, parent: string) => {
+      const s = secrets.get(pk) as V1Secret;
+      secrets.set(pk, { ...s, metadata: { ...s.metadata, labels: { 'berth.dev/parent-key': parent } } });
+    };
+    edit(a.public_key, b.public_key); // a ← b ← a …
+    expect(await svc.verify(b.public_key, b.secret_key)).toEqual({ ok: false, reason: 'parent_inactive' });
+    edit(b.public_key, 'not-a-key');
+    expect(await svc.verify(b.public_key, b.secret_key)).toEqual({ ok: false, reason: 'parent_inactive' });
+  });
+});

@@ -3,7 +3,7 @@ import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
 import { FakeClient } from '../../kube/client/fake.ts';
 import { generateKeyPair, newApiKeySecret } from './format.ts';
-import { ApiKeyService } from './service.ts';
+import { ApiKeyService, type ApiKeyServiceOptions } from './service.ts';
 
 const NS = 'tenant-a';
 
@@ -23,7 +23,7 @@ function stored(opts: { publicKey: string; hash: string; expiresAt?: string; nam
   return { ...s, stringData: undefined, data, metadata: { ...s.metadata, uid: 'uid-1' } };
 }
 
-function setup(secrets: V1Secret[]) {
+function setup(secrets: V1Secret[], extra: Partial<ApiKeyServiceOptions> = {}) {
   const map = new Map(secrets.map((s) => [s.metadata?.name ?? '', s]));
   const svc = new ApiKeyService({
     client: new FakeClient(),
@@ -31,6 +31,7 @@ function setup(secrets: V1Secret[]) {
     source: { list: () => [...map.values()], get: (n) => map.get(n) },
     bcryptCost: 4,
     lastUsedFlushMs: 0,
+    ...extra,
   });
   return { svc, map };
 }
@@ -91,5 +92,27 @@ describe('ApiKeyService.verify', () => {
     await svc.verify(publicKey, secretKey);
     expect(svc.list().items[0]?.last_used_at).toMatch(/^\d{4}-/);
     expect(svc.lastUsed.stats.flushes).toBe(0);
+  });
+});
+
+describe('ApiKeyService.verify under a stream of wrong secrets', () => {
+  it('refuses without bcrypt once the key has used its budget, while the cached right secret still passes', async () => {
+    const { publicKey, secretKey } = generateKeyPair();
+    const { svc } = setup([stored({ publicKey, hash: bcrypt.hashSync(secretKey, 4) })], {
+      bcryptLimits: { perKeyBurst: 3 },
+    });
+    expect((await svc.verify(publicKey, secretKey)).ok).toBe(true);
+    const wrong = () => svc.verify(publicKey, generateKeyPair().secretKey);
+    const answers = await Promise.all(Array.from({ length: 40 }, wrong));
+    expect(answers.filter((a) => !a.ok && a.reason === 'bad_secret')).toHaveLength(3);
+    expect(answers.filter((a) => !a.ok && a.reason === 'rate_limited')).toHaveLength(37);
+    expect(answers.find((a) => !a.ok && a.reason === 'rate_limited')).toMatchObject({
+      scope: 'key',
+      retryAfterSec: expect.any(Number),
+    });
+    expect(svc.stats.bcryptCompares).toBe(4); // the right secret's one, and three wrong ones
+    expect(svc.stats.rateLimited).toBe(37);
+    expect((await svc.verify(publicKey, secretKey)).ok).toBe(true);
+    await svc.stop();
   });
 });

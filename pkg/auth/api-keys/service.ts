@@ -5,6 +5,8 @@ import type { Client, Identity } from '../../kube/client/types.ts';
 import { CoreKinds } from '../../kube/kinds.ts';
 import type { Logger } from '../../log/index.ts';
 import { ApiKeyError } from '../errors.ts';
+import { BcryptGate, GATE_DEFAULTS, type GateOutcome } from './bcrypt-gate.ts';
+import { BcryptPool } from './bcrypt-pool.ts';
 import {
   type ApiKeyRecord,
   b64,
@@ -17,67 +19,23 @@ import {
   recordOf,
 } from './format.ts';
 import { LastUsedRecorder } from './last-used.ts';
+import { ancestorInactive, chainExpiry } from './lineage.ts';
 import type { SecretSource } from './secret-cache.ts';
+import type {
+  ApiKeyFailure,
+  ApiKeyServiceOptions,
+  ApiKeyStats,
+  ApiKeyVerification,
+  ApiKeyVerifier,
+  ApiKeyView,
+  CreatedApiKey,
+} from './types.ts';
 import { VerificationCache } from './verified-cache.ts';
 import { waitForSource } from './wait-for-source.ts';
 
-export interface ApiKeyServiceOptions {
-  /** The API service's client (its own identity); writes (create, revoke, last-used) go through it. */
-  client: Client;
-  /** The instance namespace: keys are created, listed and accepted only here. */
-  namespace: string;
-  source: SecretSource;
-  logger?: Logger;
-  /** bcrypt cost; ≥ 10 in production (default 10), 4 in tests. */
-  bcryptCost?: number;
-  /** How often last-used times are written (default 10 s; 0 = only on flush()/stop()). */
-  lastUsedFlushMs?: number;
-  /** Bound of the verified-key cache (default 10,000 entries). */
-  maxCachedVerifications?: number;
-  /** How long create/revoke wait for the informer to show their write (default 5 s). */
-  readYourWritesMs?: number;
-  now?: () => number;
-}
-
-export type ApiKeyFailure = 'malformed' | 'unknown' | 'revoked' | 'expired' | 'bad_secret';
-export type ApiKeyVerification = { ok: true; record: ApiKeyRecord } | { ok: false; reason: ApiKeyFailure };
-
-/** What the auth middleware needs; the service implements it, tests may stub it. */
-export interface ApiKeyVerifier {
-  verify(publicKey: string, secretKey: string): Promise<ApiKeyVerification>;
-}
-
-export interface ApiKeyStats {
-  /** bcrypt comparisons run (cache misses that reached a stored key). */
-  bcryptCompares: number;
-  /** Verifications answered from the verified-key cache. */
-  cacheHits: number;
-  /** Requests this service sent to the Kubernetes API server (never from verify). */
-  kubeRequests: number;
-}
-
-export interface CreatedApiKey {
-  id: string;
-  name: string;
-  public_key: string;
-  secret_key: string;
-  created_at: string;
-  expires_at: string | null;
-}
-
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  public_key: string;
-  created_at: string;
-  last_used_at: string | null;
-  expires_at: string | null;
-  is_active: boolean;
-}
-
 export class ApiKeyService implements ApiKeyVerifier {
   readonly namespace: string;
-  readonly stats: ApiKeyStats = { bcryptCompares: 0, cacheHits: 0, kubeRequests: 0 };
+  readonly stats: ApiKeyStats = { bcryptCompares: 0, rateLimited: 0, cacheHits: 0, kubeRequests: 0 };
   readonly lastUsed: LastUsedRecorder;
   private readonly client: Client;
   private readonly source: SecretSource;
@@ -85,7 +43,9 @@ export class ApiKeyService implements ApiKeyVerifier {
   private readonly cost: number;
   private readonly verified: VerificationCache;
   private readonly failed: VerificationCache;
-  private readonly inflight = new Map<string, Promise<boolean>>();
+  private readonly inflight = new Map<string, Promise<GateOutcome>>();
+  private readonly pool: BcryptPool;
+  private readonly gate: BcryptGate;
   private readonly readYourWritesMs: number;
   private readonly now: () => number;
 
@@ -99,6 +59,15 @@ export class ApiKeyService implements ApiKeyVerifier {
     this.failed = new VerificationCache(opts.maxCachedVerifications ?? 10_000);
     this.readYourWritesMs = opts.readYourWritesMs ?? 5000;
     this.now = opts.now ?? Date.now;
+    this.pool = new BcryptPool(opts.bcryptLimits?.maxConcurrent ?? GATE_DEFAULTS.maxConcurrent);
+    this.gate = new BcryptGate({
+      ...opts.bcryptLimits,
+      now: this.now,
+      compare: (secret, hash) => {
+        this.stats.bcryptCompares++;
+        return this.pool.compare(secret, hash);
+      },
+    });
     this.lastUsed = new LastUsedRecorder({
       intervalMs: opts.lastUsedFlushMs ?? 10_000,
       logger: opts.logger,
@@ -124,7 +93,17 @@ export class ApiKeyService implements ApiKeyVerifier {
     }
     // A repeated wrong secret costs no bcrypt either (no CPU amplification by replaying it).
     if (this.failed.matches(fast, record.secretHash)) return { ok: false, reason: 'bad_secret' };
-    const ok = await this.compareOnce(fast, secretKey, record.secretHash);
+    const outcome = await this.compareOnce(publicKey, fast, secretKey, record.secretHash);
+    if (outcome.kind === 'limited') {
+      this.stats.rateLimited++;
+      return {
+        ok: false,
+        reason: 'rate_limited',
+        scope: outcome.scope,
+        retryAfterSec: outcome.retryAfterSec,
+      };
+    }
+    const ok = outcome.ok;
     if (!ok) {
       this.failed.remember(fast, record.secretHash);
       return { ok: false, reason: 'bad_secret' };
@@ -150,10 +129,12 @@ export class ApiKeyService implements ApiKeyVerifier {
     expiresAt?: string | null;
     /** The creator's Kubernetes identity, recorded on the key: what the key acts as. */
     createdBy?: Identity;
+    /** The API key that creates this one: the new key expires with it at the latest, and dies with it. */
+    parentKey?: string;
   }): Promise<CreatedApiKey> {
     const { publicKey, secretKey } = generateKeyPair();
     const createdAt = new Date(this.now()).toISOString();
-    const expiresAt = input.expiresAt ? new Date(input.expiresAt).toISOString() : null;
+    const expiresAt = this.expiryFor(input.expiresAt ?? null, input.parentKey);
     const secretHash = await bcrypt.hash(secretKey, this.cost);
     const body = newApiKeySecret({
       namespace: this.namespace,
@@ -163,10 +144,11 @@ export class ApiKeyService implements ApiKeyVerifier {
       createdAt,
       expiresAt,
       createdBy: input.createdBy,
+      parentKey: input.parentKey,
     });
     const created = await this.kube(() => this.client.create<V1Secret>(CoreKinds.Secret, body));
     this.logger?.info(
-      { publicKey, name: input.name, namespace: this.namespace, expiresAt },
+      { publicKey, name: input.name, namespace: this.namespace, expiresAt, parentKey: input.parentKey },
       'API key created',
     );
     await this.awaitCache(publicKey, (r) => r?.isActive === true, 'create');
@@ -195,6 +177,25 @@ export class ApiKeyService implements ApiKeyVerifier {
 
   async stop(): Promise<void> {
     await this.lastUsed.stop();
+    await this.pool.stop();
+  }
+
+  /**
+   * The requested expiry, capped at the earliest expiry along the parent's chain: a key never
+   * outlives the key that made it (the answer's `expires_at` says what was granted).
+   */
+  private expiryFor(requested: string | null, parentKey: string | undefined): string | null {
+    const parent = parentKey ? this.lookup(parentKey) : null;
+    if (parentKey && (!parent || this.refusal(parent)))
+      throw new ApiKeyError(
+        403,
+        'parent_key_inactive',
+        'the API key making this request is no longer active',
+      );
+    const wanted = requested ? Date.parse(requested) : null;
+    const cap = parent ? chainExpiry(parent, (pk) => this.lookup(pk)) : null;
+    const at = cap !== null && (wanted === null || wanted > cap) ? cap : wanted;
+    return at === null ? null : new Date(at).toISOString();
   }
 
   private lookup(publicKey: string): ApiKeyRecord | null {
@@ -210,7 +211,9 @@ export class ApiKeyService implements ApiKeyVerifier {
   private refusal(record: ApiKeyRecord | null): ApiKeyFailure | undefined {
     if (!record) return 'unknown';
     if (!record.isActive) return 'revoked';
-    if (record.expiresAtMs !== null && record.expiresAtMs <= this.now()) return 'expired';
+    const now = this.now();
+    if (record.expiresAtMs !== null && record.expiresAtMs <= now) return 'expired';
+    if (ancestorInactive(record, (pk) => this.lookup(pk), now)) return 'parent_inactive';
     return undefined;
   }
 
@@ -225,7 +228,6 @@ export class ApiKeyService implements ApiKeyVerifier {
   }
 
   private view(r: ApiKeyRecord): ApiKeyView {
-    const expired = r.expiresAtMs !== null && r.expiresAtMs <= this.now();
     return {
       id: r.id,
       name: r.name,
@@ -233,17 +235,19 @@ export class ApiKeyService implements ApiKeyVerifier {
       created_at: r.createdAt,
       last_used_at: this.lastUsed.pendingFor(r.publicKey) ?? r.lastUsedAt,
       expires_at: r.expiresAt,
-      is_active: r.isActive && !expired,
+      is_active: this.refusal(r) === undefined,
     };
   }
 
-  /** One bcrypt per key pair at a time: concurrent first requests share the comparison. */
-  private compareOnce(fast: string, secretKey: string, secretHash: string): Promise<boolean> {
+  /**
+   * One bcrypt per key pair at a time: concurrent first requests share the comparison, which goes
+   * through the gate (its per-key and overall bounds) to a worker thread.
+   */
+  private compareOnce(publicKey: string, fast: string, secretKey: string, secretHash: string) {
     const key = `${fast}/${secretHash}`;
     let p = this.inflight.get(key);
     if (!p) {
-      this.stats.bcryptCompares++;
-      p = bcrypt.compare(secretKey, secretHash).finally(() => this.inflight.delete(key));
+      p = this.gate.compare(publicKey, secretKey, secretHash).finally(() => this.inflight.delete(key));
       this.inflight.set(key, p);
     }
     return p;
@@ -290,4 +294,13 @@ export class ApiKeyService implements ApiKeyVerifier {
   }
 }
 
+export type {
+  ApiKeyFailure,
+  ApiKeyServiceOptions,
+  ApiKeyStats,
+  ApiKeyVerification,
+  ApiKeyVerifier,
+  ApiKeyView,
+  CreatedApiKey,
+} from './types.ts';
 export type { ApiKeyRecord };
