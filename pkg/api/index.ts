@@ -11,3 +11,4 @@ export * from './kinds/team.ts';
 export * from './kinds/tool.ts';
 export { ALL_KINDS, kindByPlural } from './registry.ts';
 export * from './scheme.ts';
+export * from './secret-usage.ts';

@@ -1,4 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
+import { MARKETPLACE_CREDENTIAL_LABEL } from '../../api/index.ts';
 import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { Client } from '../../kube/client/types.ts';
 import { KubeError } from '../../kube/errors.ts';
@@ -37,7 +38,8 @@ export function writeCredential(
     metadata: {
       name: credentialSecretName(source),
       namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'berth' },
+      // The label keeps it out of the Secrets API and the engine (older ones are known by name).
+      labels: { 'app.kubernetes.io/managed-by': 'berth', [MARKETPLACE_CREDENTIAL_LABEL]: 'true' },
       annotations: { 'berth.dev/marketplace-source': source, [CREDENTIAL_URL]: url },
     },
     data: { [CREDENTIAL_KEY]: Buffer.from(credential.value, 'utf8').toString('base64') },
