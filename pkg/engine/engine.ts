@@ -15,6 +15,7 @@ import { ModelClients } from './model-client.ts';
 import { runQuery } from './run.ts';
 import { errorMessage } from './scope.ts';
 import { createTracing } from './tracing.ts';
+import { boundedText, type UpstreamLimits } from './upstream.ts';
 
 export interface QueryEngineOptions {
   lookup: ResourceLookup;
@@ -28,8 +29,10 @@ export interface QueryEngineOptions {
   events?: { capacity?: number; concurrency?: number; maxAttempts?: number; retryBaseMs?: number };
   /** `service.name` of exported spans. */
   serviceName?: string;
-  /** Where OTEL_EXPORTER_OTLP_* settings are read from; default process.env. */
+  /** Where OTEL_EXPORTER_OTLP_* and ENGINE_MAX_* settings are read from; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Byte caps of what models, tools, memories send back (docs/engine.md, "Limits"); unset: ENGINE_MAX_*, else defaults. */
+  limits?: Partial<UpstreamLimits>;
 }
 
 export interface EngineStats {
@@ -51,7 +54,7 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
   const logger = opts.logger ?? createLogger({ name: 'engine' });
   const brokerUrl = opts.brokerUrl?.replace(/\/+$/, '') || undefined;
   if (!brokerUrl) logger.warn('no broker URL: chunks, events and traces of queries are not recorded');
-  const http = createHttpClient({ ca: opts.ca });
+  const http = createHttpClient({ ca: opts.ca, limits: opts.limits, env: opts.env });
   const tracing = createTracing(brokerUrl, opts.serviceName ?? 'berth-controller', opts.env);
   if (tracing.target && tracing.target.source !== 'default') {
     const u = new URL(tracing.target.url);
@@ -82,7 +85,7 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
       } catch (err) {
         // runQuery turns failures into outcomes; this only guards the contract against a bug.
         logger.error({ err, query: query?.metadata?.name }, 'engine failed unexpectedly');
-        return { phase: 'error', message: `internal engine error: ${errorMessage(err)}` };
+        return { phase: 'error', message: boundedText(`internal engine error: ${errorMessage(err)}`) };
       } finally {
         running--;
       }

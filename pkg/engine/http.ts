@@ -3,17 +3,30 @@
  * Agent keeps connections alive across queries, and extra CAs (a private model endpoint, the test CA)
  * can be given in-process instead of only through NODE_EXTRA_CA_CERTS at process start.
  */
-import { PassThrough, type Readable, type Writable } from 'node:stream';
+import { PassThrough, Readable, type Writable } from 'node:stream';
 import { createSecureContext, getCACertificates, rootCertificates } from 'node:tls';
-import { Agent, interceptors, fetch as undiciFetch } from 'undici';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { clusterAddressRule, guardedConnector, type Resolver } from '../http/outbound/index.ts';
-import { requestFetch } from './request-fetch.ts';
+import { readCapped, readPrefix } from './body.ts';
+import { MODEL_REDIRECTS, type OutgoingRequest, type RedirectRule, requestFollowing } from './redirects.ts';
+import { cappedResponse, type EngineInit, requestFetch, type UpstreamCall } from './request-fetch.ts';
 import { currentTraceparent } from './tracing.ts';
+import {
+  answerLimit,
+  type UpstreamKind,
+  type UpstreamLimits,
+  upstreamErrorIn,
+  upstreamLimits,
+} from './upstream.ts';
 
-export type EngineFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+export type { EngineInit, UpstreamCall };
+export type EngineFetch = (url: string | URL, init?: EngineInit) => Promise<Response>;
 /** POST of a JSON body that only needs the status back (events): resolves with it, throws on network errors. */
 export type PostJson = (url: string, body: string) => Promise<number>;
-/** A request whose whole answer is read as text (memory calls); redirects are followed. */
+/**
+ * A request whose whole answer is read as text (memory calls), under the byte cap of `upstream`
+ * (an error answer: its first bytes only); redirects are followed by the engine's rule.
+ */
 export type SendText = (
   url: string,
   init: {
@@ -21,6 +34,7 @@ export type SendText = (
     headers: Record<string, string>;
     body?: string | undefined;
     signal?: AbortSignal | undefined;
+    upstream?: UpstreamCall | undefined;
   },
 ) => Promise<{ status: number; text: string }>;
 
@@ -33,10 +47,13 @@ export type OpenUpload = (url: string, contentType: string) => { body: Writable;
 
 export interface HttpClient {
   fetch: EngineFetch;
+  /** `fetch` with `upstream` set on every call that does not set its own (the SDK's model calls). */
+  fetchFor(call: UpstreamCall): EngineFetch;
   postJson: PostJson;
   send: SendText;
   upload: OpenUpload;
   dispatcher: Agent;
+  limits: UpstreamLimits;
   close(): Promise<void>;
 }
 
@@ -52,7 +69,22 @@ function trustStore(extra: string | string[]): string[] {
   return [...base, ...(Array.isArray(extra) ? extra : [extra])];
 }
 
-export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resolver } = {}): HttpClient {
+/** Model calls refuse other origins and downgrades; every other call strips what its resource configured. */
+function redirectRule(call: UpstreamCall): RedirectRule {
+  return call.kind === 'model' ? MODEL_REDIRECTS : { crossOrigin: 'strip', configured: call.configured };
+}
+
+export interface HttpClientOptions {
+  ca?: string | string[];
+  resolve?: Resolver;
+  /** Byte caps of answers; unset ones come from the environment (ENGINE_MAX_*), else the defaults. */
+  limits?: Partial<UpstreamLimits>;
+  env?: NodeJS.ProcessEnv;
+}
+
+export function createHttpClient(opts: HttpClientOptions = {}): HttpClient {
+  const limits = upstreamLimits(opts.limits, opts.env);
+  const limitsOf = (kind: UpstreamKind) => ({ answer: answerLimit(limits, kind), error: limits.errorBytes });
   const dispatcher = new Agent({
     // One SecureContext for all connections: building one from ~150 root certificates per TLS
     // connection was the largest cost of a query in the benchmark. Every connection (redirect hops
@@ -68,37 +100,28 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     headersTimeout: 0,
     bodyTimeout: 0,
   });
-  const viaFetch: EngineFetch = (url, init) =>
-    undiciFetch(url, {
-      ...(init as object),
-      headers: withTraceparentRecord(Object.fromEntries(new Headers(init?.headers))),
+  // fetch itself, for what the request API does not take: redirects are not followed there (its
+  // rule would carry configured headers to another origin), and the answer is read under the caps.
+  const viaFetch: EngineFetch = async (url, init) => {
+    const { upstream, ...rest } = init ?? {};
+    const call = upstream ?? { kind: 'other' };
+    const res = (await undiciFetch(url, {
+      ...(rest as object),
+      redirect: 'manual',
+      headers: withTraceparentRecord(Object.fromEntries(new Headers(rest.headers))),
       dispatcher,
-    } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>;
+    } as Parameters<typeof undiciFetch>[1])) as unknown as Response;
+    const body = res.body ? Readable.fromWeb(res.body as never) : Readable.from([]);
+    return cappedResponse(res.status, new Headers(res.headers), body, call.kind, limitsOf(call.kind));
+  };
   // undici's request API skips the WHATWG fetch machinery: several times cheaper per call, which
-  // matters for events, memory calls and model calls. Redirects are followed by undici's interceptor
-  // as fetch follows them (20 hops; 303, and 301/302 after a POST, become a GET without the body;
-  // credentials dropped across origins), each hop's connection through the address rule above, so
-  // a redirected call is sent once, never repeated.
-  const redirecting = dispatcher.compose(
-    interceptors.redirect({ maxRedirections: 20, throwOnMaxRedirect: true }),
-  );
-  const request = (
-    u: URL,
-    init: Omit<Parameters<SendText>[1], 'headers' | 'body'> & {
-      headers: Record<string, string>;
-      body?: string | Readable | undefined;
-    },
-  ) =>
-    redirecting.request({
-      origin: u.origin,
-      path: `${u.pathname}${u.search}`,
-      method: init.method as 'GET',
-      headers: init.headers,
-      body: init.body,
-      signal: init.signal,
-    });
+  // matters for events, memory calls and model calls. Redirects are followed by the engine's own
+  // rule (redirects.ts), each hop's connection through the address rule above.
+  const request = (req: OutgoingRequest, call: UpstreamCall = { kind: 'other' }) =>
+    requestFollowing(dispatcher, req, redirectRule(call));
   const postJson: PostJson = async (url, body) => {
-    const res = await request(new URL(url), {
+    const { res } = await request({
+      url: new URL(url),
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body,
@@ -111,12 +134,24 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
   const send: SendText = async (url, init) => {
     const u = new URL(url);
     const headers = withTraceparentRecord(init.headers);
+    const call = init.upstream ?? { kind: 'other' };
     if (!u.username && !u.password) {
-      const res = await request(u, { ...init, headers });
-      return { status: res.statusCode, text: await res.body.text() };
+      const { res } = await request({ url: u, ...init, headers }, call);
+      const { answer, error } = limitsOf(call.kind);
+      const bytes =
+        res.statusCode >= 300
+          ? await readPrefix(res.body, error)
+          : await readCapped(res.body, answer, call.kind);
+      return { status: res.statusCode, text: bytes.toString('utf8') };
     }
     // fetch refuses credentials in a URL, with its own error: the same answer as before.
-    const res = await viaFetch(url, { method: init.method, headers, body: init.body, signal: init.signal });
+    const res = await viaFetch(url, {
+      method: init.method,
+      headers,
+      body: init.body,
+      signal: init.signal,
+      upstream: call,
+    });
     return { status: res.status, text: await res.text() };
   };
   // Chunk uploads: a Node stream as the body instead of a web ReadableStream through fetch.
@@ -125,14 +160,18 @@ export function createHttpClient(opts: { ca?: string | string[]; resolve?: Resol
     // A failed request destroys the body; later writes must not raise an unhandled 'error'.
     body.on('error', () => {});
     const headers = withTraceparentRecord({ 'content-type': contentType });
-    const status = request(new URL(url), { method: 'POST', headers, body }).then(async (res) => {
+    const status = request({ url: new URL(url), method: 'POST', headers, body }).then(async ({ res }) => {
       await res.body.dump();
       return res.statusCode;
     });
     return { body, status };
   };
-  const fetch = requestFetch(redirecting, viaFetch, withTraceparentRecord);
-  return { fetch, postJson, send, upload, dispatcher, close: () => dispatcher.close() };
+  const fetch = requestFetch(request, viaFetch, withTraceparentRecord, limitsOf);
+  const fetchFor =
+    (call: UpstreamCall): EngineFetch =>
+    (url, init) =>
+      fetch(url, { ...init, upstream: init?.upstream ?? call });
+  return { fetch, fetchFor, postJson, send, upload, dispatcher, limits, close: () => dispatcher.close() };
 }
 
 /**
@@ -163,7 +202,13 @@ export async function requestJson<T>(
   send: SendText,
   what: string,
   url: string,
-  init: { method: string; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
+  init: {
+    method: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+    signal?: AbortSignal;
+    upstream?: UpstreamCall;
+  },
 ): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
@@ -175,6 +220,7 @@ export async function requestJson<T>(
       headers,
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
       signal: init.signal,
+      upstream: init.upstream,
     }));
   } catch (err) {
     if (init.signal?.aborted) throw init.signal.reason ?? err;
@@ -191,6 +237,9 @@ export async function requestJson<T>(
 
 /** fetch() and SDK failures hide the useful part (ECONNREFUSED, certificate errors) in a `cause` chain. */
 export function describeNetworkError(err: unknown): string {
+  // The engine's own verdict (a cap, a refused redirect) says it all, wherever an SDK wrapped it.
+  const own = upstreamErrorIn(err);
+  if (own) return own.message;
   if (!(err instanceof Error)) return String(err);
   const parts = [err.message];
   let cur: unknown = (err as { cause?: unknown }).cause;

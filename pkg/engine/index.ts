@@ -8,3 +8,4 @@ export {
 } from './engine.ts';
 export type { EventQueueStats } from './event-queue.ts';
 export { modelUrlProblem } from './http.ts';
+export { DEFAULT_LIMITS, LIMIT_ENV, type UpstreamLimits } from './upstream.ts';

@@ -3,7 +3,8 @@
  * on demand, history is read page by page until `total`, and new messages are appended with the query
  * id and a TTL aligned with the Query's.
  */
-import { requestJson, type SendText } from './http.ts';
+import { requestJson, type SendText, type UpstreamCall } from './http.ts';
+import { formatBytes, UpstreamError } from './upstream.ts';
 
 /** A message as stored in memory and replayed as history. */
 export interface StoredMessage {
@@ -18,6 +19,8 @@ interface MessagesPage {
 }
 
 const PAGE_SIZE = 500;
+/** What one message counts towards the history cap besides its content (its record, its object). */
+const MESSAGE_OVERHEAD = 64;
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
 
 /** Records are `{role, content}` or wrap it as `{message: {role, content}}` depending on the backend. */
@@ -38,12 +41,24 @@ export class MemoryClient {
   readonly #headers: Record<string, string>;
   readonly #send: SendText;
   readonly #name: string;
+  readonly #call: UpstreamCall;
+  readonly #maxHistory: number;
 
-  constructor(opts: { name: string; address: string; headers: Record<string, string>; send: SendText }) {
+  constructor(opts: {
+    name: string;
+    address: string;
+    headers: Record<string, string>;
+    send: SendText;
+    /** Characters of history (content plus a little per message) read before the query fails. */
+    maxHistory: number;
+  }) {
     this.#base = opts.address.replace(/\/+$/, '');
     this.#headers = opts.headers;
     this.#send = opts.send;
     this.#name = opts.name;
+    this.#maxHistory = opts.maxHistory;
+    // Answers under the memory cap; a redirect to another origin drops every configured header.
+    this.#call = { kind: 'memory', configured: Object.keys(opts.headers) };
   }
 
   async createConversation(signal: AbortSignal): Promise<string> {
@@ -51,7 +66,7 @@ export class MemoryClient {
       this.#send,
       `Memory ${this.#name}: POST /conversations`,
       `${this.#base}/conversations`,
-      { method: 'POST', headers: this.#headers, signal },
+      { method: 'POST', headers: this.#headers, signal, upstream: this.#call },
     );
     if (typeof res?.conversation_id !== 'string' || !res.conversation_id) {
       throw new Error(`Memory ${this.#name}: POST /conversations returned no conversation_id`);
@@ -59,10 +74,14 @@ export class MemoryClient {
     return res.conversation_id;
   }
 
-  /** The whole history of a conversation, oldest first. */
+  /**
+   * The whole history of a conversation, oldest first; past the history cap the read fails (a
+   * backend answering pages forever, or a history no model could take, must not fill the process).
+   */
   async readAll(conversationId: string, signal: AbortSignal): Promise<StoredMessage[]> {
     const out: StoredMessage[] = [];
     let offset = 0;
+    let size = 0;
     for (;;) {
       const qs = new URLSearchParams({
         conversation_id: conversationId,
@@ -73,13 +92,18 @@ export class MemoryClient {
         this.#send,
         `Memory ${this.#name}: GET /messages`,
         `${this.#base}/messages?${qs}`,
-        { method: 'GET', headers: this.#headers, signal },
+        { method: 'GET', headers: this.#headers, signal, upstream: this.#call },
       );
       const records = Array.isArray(page?.messages) ? page.messages : [];
       for (const r of records) {
         const m = toStoredMessage(r);
         if (m) out.push(m);
+        size += (m?.content.length ?? 0) + MESSAGE_OVERHEAD;
       }
+      if (size > this.#maxHistory)
+        throw new UpstreamError(
+          `Memory ${this.#name}: the history of conversation ${conversationId} is larger than ${formatBytes(this.#maxHistory)} (ENGINE_MAX_HISTORY_BYTES); it was not read further`,
+        );
       // Advance by what came back: a backend may clamp `limit` below what we asked for.
       offset += records.length;
       const total = typeof page?.total === 'number' ? page.total : undefined;
@@ -102,6 +126,7 @@ export class MemoryClient {
       headers: this.#headers,
       body,
       signal,
+      upstream: this.#call,
     });
   }
 }

@@ -25,7 +25,11 @@ export function resolveMemory(scope: Scope): ResolvedMemory | undefined {
     throw new Error(`Memory ${name} has no resolved address yet (status.lastResolvedAddress is empty${why})`);
   }
   const headers = resolveHeaders(memory.spec.headers, scope.namespace, scope.deps.lookup, `Memory ${name}`);
-  return { name, client: new MemoryClient({ name, address, headers, send: scope.deps.http.send }) };
+  const { send, limits } = scope.deps.http;
+  return {
+    name,
+    client: new MemoryClient({ name, address, headers, send, maxHistory: limits.historyBytes }),
+  };
 }
 
 /** Runs one memory call as `<op>Start` / `<op>Complete` (or `<op>Error`) events inside a span. */

@@ -13,7 +13,7 @@ import type {
 import type { Model, TokenUsage } from '../api/index.ts';
 import type { ResourceLookup } from './contract.ts';
 import { demoFetch } from './demo-model.ts';
-import { resolveHeaders } from './headers.ts';
+import { lookupSecret, resolveHeaders } from './headers.ts';
 import { type HttpClient, modelUrlProblem } from './http.ts';
 
 export type { ChatCompletionMessageParam, ChatCompletionTool };
@@ -58,7 +58,9 @@ export class ModelClients {
   readonly #cache = new Map<string, OpenAI>();
 
   constructor(http: HttpClient, lookup: ResourceLookup, maxRetries: number) {
-    this.#http = http;
+    // Every SDK call is a model call: its answers get the model cap, its redirects the model rule
+    // (same origin only, never https → http: the key is in its headers).
+    this.#http = { ...http, fetch: http.fetchFor({ kind: 'model' }) };
     this.#lookup = lookup;
     this.#maxRetries = maxRetries;
   }
@@ -73,7 +75,7 @@ export class ModelClients {
     let apiKey = 'unused';
     const ref = model.spec.apiKey?.secretKeyRef;
     if (ref) {
-      const v = this.#lookup.secretValue(ns, ref.name, ref.key);
+      const v = lookupSecret(this.#lookup, ns, ref, `${owner}: API key`);
       if (v === undefined)
         throw new Error(`${owner}: API key Secret ${ref.name} key ${ref.key} does not exist`);
       apiKey = v;

@@ -1,15 +1,28 @@
 /**
- * A `fetch` for the engine's calls (the OpenAI SDK's model calls, tools) on undici's request API:
- * the answer is read as a Node stream and handed over as a `Response`, without the WHATWG fetch
- * machinery per call (its Request, Headers, body mixins and the request's web stream), which cost
- * about a third of a model call's CPU (test/bench/engine/model-call.ts). The dispatcher given
- * follows redirects (http.ts). What the request API does not take like fetch goes through fetch
- * itself: a body other than a string, and credentials in the URL (fetch refuses them).
+ * A `fetch` for the engine's calls (the OpenAI SDK's model calls, tools, evaluators) on undici's
+ * request API: the answer is read as a Node stream and handed over as a `Response`, without the
+ * WHATWG fetch machinery per call (its Request, Headers, body mixins and the request's web stream),
+ * which cost about a third of a model call's CPU (test/bench/engine/model-call.ts). Redirects are
+ * followed by the engine's own rule (redirects.ts). Every answer is read under a byte cap
+ * (upstream.ts): a whole answer up to the cap of what was called, a stream (SSE) until it passes
+ * that cap, an error answer's first bytes only. What the request API does not take like fetch goes
+ * through fetch itself: a body other than a string, and credentials in the URL (fetch refuses them).
  */
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { cappedStream, discard, readCapped, readPrefix } from './body.ts';
+import type { OutgoingRequest } from './redirects.ts';
+import type { UpstreamKind } from './upstream.ts';
 
-type Fetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
+/** Per call: what is called (its byte cap and redirect rule) and which headers its resource configured. */
+export interface UpstreamCall {
+  kind: UpstreamKind;
+  /** Header names the resource configured (literal or from Secrets): never sent to another origin. */
+  configured?: readonly string[];
+}
+
+export type EngineInit = RequestInit & { upstream?: UpstreamCall };
+type Fetch = (url: string | URL, init?: EngineInit) => Promise<Response>;
 
 /** Statuses whose Response may not carry a body (the constructor throws otherwise). */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -30,38 +43,73 @@ function responseHeaders(raw: Dispatcher.ResponseData['headers']): Headers {
   return h;
 }
 
+export interface AnswerLimits {
+  /** The cap of a successful answer of this kind. */
+  answer: number;
+  /** The part of an error answer kept. */
+  error: number;
+}
+
 /**
- * `fetch` over `dispatcher.request` (one that follows redirects), falling back to `fallback`;
- * `withCallHeaders` adds per-call headers (the current `traceparent`).
+ * The `Response` of an answer read under its caps: null-body statuses bodiless; status ≥ 300 the
+ * first `error` bytes (the rest never read); an event stream as it arrives, failing past `answer`
+ * bytes; anything else whole, or AnswerTooLarge past `answer` bytes.
+ */
+export async function cappedResponse(
+  status: number,
+  headers: Headers,
+  body: Readable,
+  kind: UpstreamKind,
+  limits: AnswerLimits,
+): Promise<Response> {
+  if (NULL_BODY.has(status)) {
+    discard(body);
+    return new Response(null, { status, headers });
+  }
+  if (status >= 300) {
+    const start = await readPrefix(body, limits.error);
+    headers.delete('content-length');
+    return new Response(new Uint8Array(start), { status, headers });
+  }
+  if ((headers.get('content-type') ?? '').includes('text/event-stream')) {
+    const stream = Readable.toWeb(cappedStream(body, limits.answer, kind)) as ReadableStream<Uint8Array>;
+    return new Response(stream, { status, headers });
+  }
+  return new Response(new Uint8Array(await readCapped(body, limits.answer, kind)), { status, headers });
+}
+
+/**
+ * `fetch` over `send` (one request that follows redirects by the engine's rule), falling back to
+ * `fallback`; `withCallHeaders` adds per-call headers (the current `traceparent`).
  */
 export function requestFetch(
-  dispatcher: Dispatcher,
+  send: (req: OutgoingRequest, call: UpstreamCall) => Promise<{ res: Dispatcher.ResponseData }>,
   fallback: Fetch,
   withCallHeaders: (h: Record<string, string>) => Record<string, string>,
+  limitsOf: (kind: UpstreamKind) => AnswerLimits,
 ): Fetch {
   return async (url, init = {}) => {
     const u = new URL(url);
     const body = init.body ?? undefined;
     if ((body !== undefined && typeof body !== 'string') || u.username || u.password)
       return fallback(url, init);
-    const res = await dispatcher.request({
-      origin: u.origin,
-      path: `${u.pathname}${u.search}`,
-      method: (init.method ?? 'GET').toUpperCase() as Dispatcher.HttpMethod,
-      headers: withCallHeaders(headerRecord(init.headers)),
-      body,
-      signal: init.signal ?? undefined,
-    });
-    const headers = responseHeaders(res.headers);
-    if (NULL_BODY.has(res.statusCode)) {
-      await res.body.dump();
-      return new Response(null, { status: res.statusCode, headers });
-    }
-    // A whole answer (a completion, an error) is read here; a stream (SSE) is handed on as it comes.
-    const streamed = (headers.get('content-type') ?? '').includes('text/event-stream');
-    const payload = streamed
-      ? (Readable.toWeb(res.body) as ReadableStream<Uint8Array>)
-      : new Uint8Array(await res.body.arrayBuffer());
-    return new Response(payload, { status: res.statusCode, headers });
+    const call = init.upstream ?? { kind: 'other' };
+    const { res } = await send(
+      {
+        url: u,
+        method: (init.method ?? 'GET').toUpperCase(),
+        headers: withCallHeaders(headerRecord(init.headers)),
+        body,
+        signal: init.signal ?? undefined,
+      },
+      call,
+    );
+    return cappedResponse(
+      res.statusCode,
+      responseHeaders(res.headers),
+      res.body,
+      call.kind,
+      limitsOf(call.kind),
+    );
   };
 }

@@ -24,6 +24,7 @@ import { runModelTarget } from './targets/model.ts';
 import { runTeam } from './targets/team.ts';
 import { runToolTarget } from './targets/tool.ts';
 import { SEMCONV_SESSION_ATTRIBUTE, SESSION_ATTRIBUTE, startRootSpan } from './tracing.ts';
+import { boundedText } from './upstream.ts';
 
 const DEFAULT_TIMEOUT = '5m';
 const DEFAULT_TTL = '720h';
@@ -227,7 +228,10 @@ async function fail(
     o.root.setStatus({ code: SpanStatusCode.ERROR, message });
     return { phase: 'canceled', message, conversationId: o.conversationId };
   }
-  const message = o.timedOut ? `query timed out after ${o.timeoutText} (spec.timeout)` : errorMessage(err);
+  // Whatever an upstream answered, the status message, events and logs stay small.
+  const message = o.timedOut
+    ? `query timed out after ${o.timeoutText} (spec.timeout)`
+    : boundedText(errorMessage(err));
   scope.stream?.error({
     message,
     type: o.timedOut ? 'timeout_error' : 'server_error',

@@ -44,9 +44,10 @@ export async function callTool(
   if (target.protocol !== 'https:' && target.protocol !== 'http:') {
     throw new Error(`${owner}: url "${url}" must be http:// or https://`);
   }
+  const configured = resolveHeaders(tool.spec.http.headers, ns, deps.lookup, owner);
   const headers: Record<string, string> = {
     accept: 'application/json, text/plain;q=0.9, */*;q=0.1',
-    ...resolveHeaders(tool.spec.http.headers, ns, deps.lookup, owner),
+    ...configured,
   };
   const args = asJson(input);
   let body: string | undefined;
@@ -66,7 +67,14 @@ export async function callTool(
   let res: Response;
   let text: string;
   try {
-    res = await deps.fetch(target, { method, headers, body, signal });
+    res = await deps.fetch(target, {
+      method,
+      headers,
+      body,
+      signal,
+      // Its answer is read under the tool cap; a redirect to another origin loses every configured header.
+      upstream: { kind: 'tool', configured: Object.keys(configured) },
+    });
     text = await res.text();
   } catch (err) {
     if (deps.signal.aborted) throw deps.signal.reason ?? err;

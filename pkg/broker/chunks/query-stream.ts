@@ -1,8 +1,16 @@
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
-import { DONE_FRAME, eventFrame, type HubItem, lastEventId, openSse, watch } from '../../http/index.ts';
+import {
+  DONE_FRAME,
+  eventFrame,
+  type HubItem,
+  lastEventId,
+  openSse,
+  type SseSink,
+  watch,
+} from '../../http/index.ts';
 import type { WatchDeps } from '../core/watch-route.ts';
-import { splitChunk } from './split.ts';
+import { needsSplit, splitChunk } from './split.ts';
 import { type ChunkStore, chunkJson, type StoredChunk, type StreamState } from './types.ts';
 
 const EMPTY = Buffer.alloc(0);
@@ -40,6 +48,31 @@ export const PURGED_FRAME = errorFrame(
  * started, and ends a stream that stays silent longer than the idle timeout, with an error frame
  * then `[DONE]` in both cases — a reader is never left hanging.
  */
+/** Frames of pieces written between waits for the socket (a split chunk can be megabytes of frames). */
+const PIECES_BEFORE_DRAIN_BYTES = 64 * 1024;
+
+/**
+ * Writes the pieces of a split chunk as they are made, waiting for the socket every
+ * PIECES_BEFORE_DRAIN_BYTES; stops as soon as the reader is gone. Only the last piece carries the
+ * id, so a resume never skips the rest of a split chunk.
+ */
+export async function writePieces(sink: SseSink, pieces: Iterator<Record<string, unknown>>, seq: number) {
+  let written = 0;
+  let current = pieces.next();
+  while (!current.done) {
+    const next = pieces.next();
+    const frame = eventFrame(next.done ? seq : undefined, JSON.stringify(current.value));
+    if (!sink.write(frame)) return;
+    written += frame.length;
+    if (written >= PIECES_BEFORE_DRAIN_BYTES) {
+      written = 0;
+      await sink.drained();
+      if (sink.closed) return;
+    }
+    current = next;
+  }
+}
+
 export function serveQueryStream(
   c: Context,
   deps: WatchDeps,
@@ -68,18 +101,55 @@ export function serveQueryStream(
     );
   sink.onClose(() => clearTimeout(timer));
 
-  const deliver = (item: HubItem<StoredChunk>) => {
+  // While a split chunk is being written (waiting for the socket between pieces), what arrives is
+  // held here in order, up to the sink's own buffer bound.
+  let held: HubItem<StoredChunk>[] | undefined;
+  let heldBytes = 0;
+  const settle = (e: StoredChunk) => {
+    if (e.isError) finish([DONE_FRAME]);
+    else idle();
+  };
+  const deliverNow = (item: HubItem<StoredChunk>): Promise<void> | undefined => {
     const e = item.meta;
-    if (e.kind === 'complete') return finish([DONE_FRAME]);
+    if (e.kind === 'complete') return void finish([DONE_FRAME]);
     const json = chunkJson(e);
     if (opts.maxChunkSize !== undefined && json.length > opts.maxChunkSize) {
-      const parts = splitChunk(JSON.parse(json) as Record<string, unknown>, opts.maxChunkSize);
-      // Only the last piece carries the id, so a resume never skips the rest of a split chunk.
-      for (const [i, p] of parts.entries())
-        sink.write(eventFrame(i === parts.length - 1 ? e.seq : undefined, JSON.stringify(p)));
-    } else sink.write(item.frame.length ? item.frame : eventFrame(e.seq, json));
-    if (e.isError) return finish([DONE_FRAME]);
-    idle();
+      const chunk = JSON.parse(json) as Record<string, unknown>;
+      if (needsSplit(chunk, opts.maxChunkSize)) {
+        clearTimeout(timer);
+        return writePieces(sink, splitChunk(chunk, opts.maxChunkSize), e.seq).then(() => settle(e));
+      }
+    }
+    sink.write(item.frame.length ? item.frame : eventFrame(e.seq, json));
+    settle(e);
+    return undefined;
+  };
+  const drainHeld = async (first: Promise<void>) => {
+    await first;
+    while (held?.length && !sink.closed) {
+      const next = held.shift() as HubItem<StoredChunk>;
+      heldBytes -= next.meta.json.length;
+      await deliverNow(next);
+    }
+    held = undefined;
+    heldBytes = 0;
+  };
+  const deliver = (item: HubItem<StoredChunk>) => {
+    if (sink.closed) return;
+    if (held) {
+      held.push(item);
+      heldBytes += item.meta.json.length;
+      if (heldBytes > deps.maxBufferedBytes) sink.close('slow');
+      return;
+    }
+    const writing = deliverNow(item);
+    if (writing) {
+      held = [];
+      drainHeld(writing).catch((err: unknown) => {
+        deps.logger.warn({ err, query }, 'query stream failed');
+        sink.close('server');
+      });
+    }
   };
 
   const resumed = lastEventId(c.req.header('last-event-id'));

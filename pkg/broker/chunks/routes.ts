@@ -9,6 +9,7 @@ import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
 import { ChunkParseError, parseJsonChunks, readNdjson } from './ndjson.ts';
 import { serveQueryStream } from './query-stream.ts';
+import { MIN_CHUNK_SIZE } from './split.ts';
 import type { StoredChunk } from './types.ts';
 
 export const CHUNKS_TOPIC = 'chunks';
@@ -33,7 +34,15 @@ const streamQuery = z.object({
     .string()
     .regex(/^\d{1,9}$/, 'max-chunk-size must be a positive number of bytes')
     .transform(Number)
-    .pipe(z.number().int().min(1, 'max-chunk-size must be at least 1'))
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(
+          MIN_CHUNK_SIZE,
+          `max-chunk-size must be at least ${MIN_CHUNK_SIZE} (bytes of content per piece)`,
+        ),
+    )
     .optional(),
 });
 

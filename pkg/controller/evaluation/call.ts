@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import type { EvaluationType } from '../../api/index.ts';
 import { describeNetworkError, type EngineFetch } from '../../engine/http.ts';
+import { upstreamErrorIn } from '../../engine/upstream.ts';
 import { jitteredBackoff, sleep } from '../../kube/backoff.ts';
 
 /** What a query evaluation tells the evaluator about the Query it scores. */
@@ -88,12 +89,16 @@ async function attempt(o: CallOptions, signal: AbortSignal, body: string): Promi
       headers: { 'content-type': 'application/json', accept: 'application/json', ...o.headers },
       body,
       signal,
+      // Read under the evaluator cap (an error answer: its start only); a redirect to another
+      // origin carries none of the Evaluator's headers.
+      upstream: { kind: 'evaluator', configured: Object.keys(o.headers ?? {}) },
     });
     // Inside the try: a connection dropped while the body arrives is as retryable as a refused one.
     text = await res.text();
   } catch (err) {
     if (signal.aborted) throw signal.reason ?? err;
-    throw new AttemptError(describeNetworkError(err), true);
+    // An answer over its cap or a refused redirect would be the same next time: not retried.
+    throw new AttemptError(describeNetworkError(err), !upstreamErrorIn(err));
   }
   if (!res.ok) {
     const detail = snippet(text);

@@ -6,6 +6,7 @@
  */
 import { type Evaluation, Kinds } from '../../api/index.ts';
 import type { EngineFetch } from '../../engine/http.ts';
+import { boundedText } from '../../engine/upstream.ts';
 import { type Client, patchStatus } from '../../kube/client/index.ts';
 import { type Logger, truncateForLog } from '../../log/index.ts';
 import { RUNNING_STATUS_DELAY_MS } from '../query/running-status.ts';
@@ -95,7 +96,7 @@ export async function execute(deps: ExecuteDeps, x: Execution): Promise<Evaluati
   } catch (err) {
     outcome = run.ctl.signal.aborted
       ? { phase: 'canceled', message: `evaluation ${run.abortReason ?? 'canceled'}` }
-      : { phase: 'error', message: err instanceof Error ? err.message : String(err) };
+      : { phase: 'error', message: boundedText(err instanceof Error ? err.message : String(err)) };
   }
   live.stop();
   const ms = Date.now() - run.startedAt;

@@ -12,6 +12,7 @@ import {
 } from '../model-client.ts';
 import { addUsage, type Scope } from '../scope.ts';
 import { inSpan } from '../tracing.ts';
+import { boundedText } from '../upstream.ts';
 
 /**
  * Only chunks a chat client can show are forwarded: content and the final finish reason. Tool-call
@@ -25,11 +26,14 @@ function forwardable(chunk: ChatCompletionChunk): boolean {
   return !!choice.finish_reason && choice.finish_reason !== 'tool_calls';
 }
 
+/** The SDK's message quotes the model's error answer (its first ENGINE_MAX_ERROR_BODY_BYTES): cut shorter. */
+const MAX_MODEL_DETAIL = 512;
+
 function describeModelError(model: Model, err: unknown): string {
-  const owner = `Model ${model.metadata.name} (${model.spec.baseUrl ?? model.spec.type})`;
+  const owner = boundedText(`Model ${model.metadata.name} (${model.spec.baseUrl ?? model.spec.type})`, 256);
   if (err instanceof APIError && err.status !== undefined)
-    return `${owner}: HTTP ${err.status}: ${err.message}`;
-  return `${owner}: ${describeNetworkError(err)}`;
+    return `${owner}: HTTP ${err.status}: ${boundedText(err.message, MAX_MODEL_DETAIL)}`;
+  return `${owner}: ${boundedText(describeNetworkError(err), MAX_MODEL_DETAIL)}`;
 }
 
 export async function callModel(
