@@ -35,7 +35,11 @@ describe('max-chunk-size', () => {
   it('a 2 MB chunk in 64-byte pieces reaches a slow reader whole, past the subscriber buffer', async () => {
     const content = 'abcdefgh'.repeat(256 * 1024);
     const res = await post(`${b.url}/stream/big`, [
-      { id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: 'stop' }] },
+      {
+        id: 'c1',
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta: { content }, finish_reason: 'stop' }],
+      },
     ]);
     expect(res.status).toBe(200);
     expect(await json(post(`${b.url}/stream/big/complete`, ''))).toMatchObject({ status: 'completed' });
