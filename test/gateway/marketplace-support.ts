@@ -69,7 +69,11 @@ export async function startWorld(prefix: string): Promise<World> {
   const suffix = `-${ns}`;
   // The documented install with impersonation: the tenant overlay, the component, a nameSuffix.
   const component = relative(join(scratch.dir, ns), join(MANIFESTS, 'components', 'impersonation'));
-  const extra = `namespace: ${ns}\nnameSuffix: "${suffix}"\ncomponents: [${component}]\n`;
+  // The component impersonates listed groups only: the readers' group is listed, as an operator
+  // lists the groups their tenants' Roles are bound to (the editor's other group is not).
+  const groups = JSON.stringify([`mp-readers-${ns}`]);
+  const listed = `patches:\n  - target: { kind: ClusterRole, name: berth-api-impersonator }\n    patch: '[{"op": "replace", "path": "/rules/1/resourceNames", "value": ${groups}}]'\n`;
+  const extra = `namespace: ${ns}\nnameSuffix: "${suffix}"\ncomponents: [${component}]\n${listed}`;
   const dir = kustomization(scratch.dir, ns, 'overlays/tenant', extra);
   await mustKubectl(['apply', '-k', dir]);
   scratch.remove();

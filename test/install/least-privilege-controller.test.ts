@@ -169,7 +169,8 @@ async function tenantRound(ns: string): Promise<void> {
   // TTL expiry: the controller itself deletes the finished Query (queries delete).
   await wait(ns, `query/${expiring}`, 'delete');
 
-  // Marketplace seeding by server-side apply of the tenant's ConfigMap (configmaps create/patch).
+  // Marketplace seeding by server-side apply of the tenant's ConfigMap, absent until then: the
+  // apply creates it under `create`/`patch` restricted to the name marketplace-sources.
   const seeded = await until('seeded marketplace-sources', async () => {
     const r = await kubectl([
       'get',
@@ -215,15 +216,15 @@ describe('berth controller with only its manifest RBAC', () => {
       ),
       'list secrets -A',
       'watch services -A',
-      'watch configmaps -A',
+      'watch configmaps/marketplace-sources -A',
       `patch queries.berth.dev -n ${t}`,
       `delete queries.berth.dev -n ${t}`,
       `patch queries.berth.dev --subresource=status -n ${t}`,
       `patch memories.berth.dev --subresource=status -n ${t}`,
       `patch evaluators.berth.dev --subresource=status -n ${t}`,
       `patch evaluations.berth.dev --subresource=status -n ${t}`,
-      `create configmaps -n ${t}`,
-      `patch configmaps -n ${t}`,
+      `create configmaps/marketplace-sources -n ${t}`,
+      `patch configmaps/marketplace-sources -n ${t}`,
       `create events -n ${t}`,
       `update leases.coordination.k8s.io -n ${home}`,
     ];
@@ -238,6 +239,11 @@ describe('berth controller with only its manifest RBAC', () => {
       `create secrets -n ${t}`,
       `delete secrets -n ${t}`,
       `delete configmaps -n ${t}`,
+      // ConfigMaps other than the marketplace map: not even readable (the seeder applies that one).
+      'watch configmaps -A',
+      `create configmaps -n ${t}`,
+      `patch configmaps/berth-dashboard-settings -n ${t}`,
+      `get configmaps/kube-root-ca.crt -n ${t}`,
       `list pods -n ${t}`,
       `get leases.coordination.k8s.io -n ${t}`,
       'list namespaces',

@@ -6,6 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
 import { projectRoot } from '../../pkg/kube/controlplane/index.ts';
 import { kubectl } from '../support/kube.ts';
 
@@ -41,11 +42,64 @@ describe('kubectl apply --dry-run=server -k', () => {
     });
   }
 
+  it('runs the single-tenant API for its own namespace, with a Role and no ClusterRole', async () => {
+    const docs = parseAllDocuments((await kubectl(['kustomize', join(manifests, 'base')])).stdout).map((d) =>
+      d.toJS(),
+    );
+    const api = docs.find((d) => d.kind === 'Deployment' && d.metadata.name === 'berth-api');
+    const env = api.spec.template.spec.containers[0].env;
+    expect(env).toContainEqual({
+      name: 'NAMESPACE',
+      valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } },
+    });
+    const rbac = docs.filter((d) => /Role/.test(d.kind)).map((d) => `${d.kind}/${d.metadata.name}`);
+    expect(rbac).toContain('Role/berth-api');
+    expect(rbac.filter((r) => r.startsWith('Cluster') && r.includes('berth-api'))).toEqual([]);
+  });
+
+  it('grants nothing cluster-wide that a Role or a resource name could narrow', async () => {
+    const dir = tenantKustomization('tenant-dry-a');
+    const component = relative(dir, join(manifests, 'components', 'impersonation'));
+    const withImpersonation = tenantKustomization('tenant-dry-a', `components: [${component}]\n`);
+    const writes = ['create', 'update', 'patch', 'delete', 'deletecollection', '*'];
+    for (const target of [
+      join(manifests, 'base'),
+      join(manifests, 'overlays', 'durable-broker'),
+      withImpersonation,
+    ]) {
+      const out = (await kubectl(['kustomize', target])).stdout;
+      const clusterRoles = parseAllDocuments(out)
+        .map((d) => d.toJS())
+        .filter((d) => d.kind === 'ClusterRole');
+      for (const role of clusterRoles)
+        for (const rule of role.rules as Array<Record<string, string[] | undefined>>) {
+          const what = `${role.metadata.name}: ${JSON.stringify(rule)}`;
+          expect(
+            [...(rule.verbs ?? []), ...(rule.resources ?? []), ...(rule.apiGroups ?? [])],
+            what,
+          ).not.toContain('*');
+          const touchesData = rule.resources?.some((r) => r === 'secrets' || r === 'configmaps');
+          if (touchesData && rule.verbs?.some((v) => writes.includes(v)))
+            expect(rule.resourceNames?.length, `${what} writes without names`).toBeGreaterThan(0);
+          if (rule.verbs?.includes('impersonate')) {
+            expect(rule.resources, what).not.toContain('serviceaccounts');
+            if (rule.resources?.includes('groups')) {
+              expect(rule.resourceNames?.length, `${what} impersonates every group`).toBeGreaterThan(0);
+              expect(
+                rule.resourceNames?.filter((g) => g.startsWith('system:')),
+                what,
+              ).toEqual([]);
+            }
+          }
+        }
+    }
+  });
+
   it('accepts a tenant installed through its own kustomization, confined to its namespace', async () => {
     const r = await kubectl(['apply', '--dry-run=server', '-k', tenantKustomization('tenant-dry-a')]);
     expect(r.stderr).not.toMatch(/error/i);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('role.rbac.authorization.k8s.io/berth-api-tenant');
+    expect(r.stdout).toContain('role.rbac.authorization.k8s.io/berth-api ');
     const rendered = await kubectl(['kustomize', tenantKustomization('tenant-dry-a')]);
     expect(rendered.stdout).not.toMatch(/kind: Cluster(Role|RoleBinding)/);
     expect(rendered.stdout).toContain('namespace: tenant-dry-a');

@@ -49,29 +49,43 @@ export async function installTenant(scratch: string, prefix: string): Promise<st
   const dir = kustomization(scratch, ns, 'overlays/tenant', `namespace: ${ns}\n`);
   await mustKubectl(['apply', '-k', dir]);
   const again = await mustKubectl(['apply', '-k', dir]);
-  if (!/rolebinding\.rbac\.authorization\.k8s\.io\/berth-api-tenant unchanged/.test(again))
+  if (!/rolebinding\.rbac\.authorization\.k8s\.io\/berth-api unchanged/.test(again))
     throw new Error(`applying tenant ${ns} twice changed something:\n${again}`);
   return ns;
 }
 
 const RBAC_KINDS = new Set(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
 
+export interface RbacObject {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: Array<{ resources?: string[]; resourceNames?: string[]; verbs?: string[] }>;
+}
+
 /**
- * The controller's identity from manifests/base/controller, rendered by `kubectl kustomize` and
- * applied without its workload (no controller-manager runs pods here). ClusterRole names are
- * global and the bootstrap of the test control plane already owns `berth-controller` (from
- * hack/local-rbac.yaml, used by other test files), so a kustomize `nameSuffix` makes every name
- * unique — kustomize renames roleRefs and subjects with it; the rules stay the manifest's own.
- * Returns the ServiceAccount's name.
+ * The RBAC objects of a kustomization, rendered by `kubectl kustomize` and applied without the
+ * workloads (no controller-manager runs pods here). Returns what was applied.
+ */
+export async function applyRbacOf(dir: string): Promise<RbacObject[]> {
+  const items = parseAllDocuments(await mustKubectl(['kustomize', dir]))
+    .map((d) => d.toJS() as RbacObject)
+    .filter((o) => RBAC_KINDS.has(o.kind));
+  await mustKubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  return items;
+}
+
+/**
+ * The controller's identity from manifests/base/controller, applied without its workload.
+ * ClusterRole names are global and the bootstrap of the test control plane already owns
+ * `berth-controller` (from hack/local-rbac.yaml, used by other test files), so a kustomize
+ * `nameSuffix` makes every name unique — kustomize renames roleRefs and subjects with it; the rules
+ * stay the manifest's own. Returns the ServiceAccount's name.
  */
 export async function installControllerRbac(scratch: string, ns: string): Promise<string> {
   const suffix = `-${ns.slice(-6)}`;
   const dir = kustomization(scratch, ns, 'base/controller', `namespace: ${ns}\nnameSuffix: "${suffix}"\n`);
-  const items = parseAllDocuments(await mustKubectl(['kustomize', dir]))
-    .map((d) => d.toJS() as { kind: string })
-    .filter((o) => RBAC_KINDS.has(o.kind));
+  const items = await applyRbacOf(dir);
   if (items.length !== 5) throw new Error(`expected 5 RBAC objects in base/controller, got ${items.length}`);
-  await mustKubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
   return `berth-controller${suffix}`;
 }
 
@@ -98,12 +112,13 @@ export async function tokenKubeconfig(sa: string, saNamespace: string, namespace
 }
 
 /**
- * `kubectl auth can-i <verb> <resource>[.<group>] [-n <ns> | -A] [--subresource=<s>]` without a
- * process per question: the same SelfSubjectAccessReview, made with the identity's token.
+ * `kubectl auth can-i <verb> <resource>[.<group>][/<name>] [-n <ns> | -A] [--subresource=<s>]`
+ * without a process per question: the same SelfSubjectAccessReview, made with the identity's token.
  */
 export async function canI(kc: KubeConfig, question: string): Promise<boolean> {
   const [verb, target = '', ...flags] = question.split(' ');
-  const [resource, ...group] = target.split('.');
+  const [kind = '', name] = target.split(/\/(.*)/s);
+  const [resource, ...group] = kind.split('.');
   const n = flags.indexOf('-n');
   const subresource = flags.find((f) => f.startsWith('--subresource='))?.split('=')[1];
   const res = await rawRequest(kc, {
@@ -118,6 +133,7 @@ export async function canI(kc: KubeConfig, question: string): Promise<boolean> {
           resource,
           group: group.join('.'),
           namespace: n >= 0 ? flags[n + 1] : '',
+          ...(name ? { name } : {}),
           ...(subresource ? { subresource } : {}),
         },
       },
@@ -156,14 +172,20 @@ export interface ApiProcess {
   proc: Spawned;
 }
 
-/** `berth api` as the tenant overlay runs it: NAMESPACE set, the account's kubeconfig. */
-export async function startApi(kubeconfig: string, namespace: string, authMode: string): Promise<ApiProcess> {
+/** `berth api` as its Deployment runs it: NAMESPACE set, the account's kubeconfig. */
+export async function startApi(
+  kubeconfig: string,
+  namespace: string,
+  authMode: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ApiProcess> {
   const proc = spawnBerth(['api', '--port', '0'], {
     ...process.env,
     KUBECONFIG: kubeconfig,
     NAMESPACE: namespace,
     AUTH_MODE: authMode,
     LOG_LEVEL: 'info',
+    ...env,
   });
   started.push(proc);
   const line = await proc.waitForLine(/"msg":"api listening"/, 120_000);

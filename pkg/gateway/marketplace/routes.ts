@@ -54,7 +54,7 @@ export function mountMarketplaceRoutes(app: AnyOpenAPIHono, prefix: string, h: M
   const served = (namespace: string) => {
     if (namespace !== h.namespace) throw otherNamespace(namespace, h.namespace);
   };
-  const acting = (c: Context, namespace: string): Acting => {
+  const acting = (c: Context, namespace: string): Promise<Acting> => {
     served(namespace);
     return actingAs(c, h.own);
   };
@@ -71,7 +71,7 @@ export function mountMarketplaceRoutes(app: AnyOpenAPIHono, prefix: string, h: M
     }),
     async (c) => {
       const { namespace } = c.req.valid('param');
-      return c.json({ items: await h.sources.list(acting(c, namespace), namespace) }, 200);
+      return c.json({ items: await h.sources.list(await acting(c, namespace), namespace) }, 200);
     },
   );
 
@@ -94,7 +94,7 @@ export function mountMarketplaceRoutes(app: AnyOpenAPIHono, prefix: string, h: M
     }),
     async (c) => {
       const { namespace } = c.req.valid('param');
-      const created = await h.sources.create(acting(c, namespace), namespace, c.req.valid('json'));
+      const created = await h.sources.create(await acting(c, namespace), namespace, c.req.valid('json'));
       return c.json(created, 201);
     },
   );
@@ -114,7 +114,8 @@ export function mountMarketplaceRoutes(app: AnyOpenAPIHono, prefix: string, h: M
       const { namespace } = c.req.valid('param');
       served(namespace);
       try {
-        const missing = await missingRights(actingAs(c, h.own).client, namespace, EDIT_RIGHTS);
+        // Asked about the user, not as the user: the probe needs no impersonation (access.ts).
+        const missing = await missingRights(await actingAs(c, h.own), namespace, EDIT_RIGHTS);
         return c.json({ canEdit: missing.length === 0 }, 200);
       } catch (e) {
         h.logger.warn(
@@ -143,7 +144,7 @@ export function mountMarketplaceRoutes(app: AnyOpenAPIHono, prefix: string, h: M
 
   route(app, item('get', 200), async (c) => {
     const { namespace, name } = c.req.valid('param');
-    return c.json(await h.sources.get(acting(c, namespace), namespace, name), 200);
+    return c.json(await h.sources.get(await acting(c, namespace), namespace, name), 200);
   });
 
   route(
@@ -163,14 +164,19 @@ export function mountMarketplaceRoutes(app: AnyOpenAPIHono, prefix: string, h: M
     }),
     async (c) => {
       const { namespace, name } = c.req.valid('param');
-      const updated = await h.sources.update(acting(c, namespace), namespace, name, c.req.valid('json'));
+      const updated = await h.sources.update(
+        await acting(c, namespace),
+        namespace,
+        name,
+        c.req.valid('json'),
+      );
       return c.json(updated, 200);
     },
   );
 
   route(app, item('delete', 204), async (c) => {
     const { namespace, name } = c.req.valid('param');
-    await h.sources.remove(acting(c, namespace), namespace, name);
+    await h.sources.remove(await acting(c, namespace), namespace, name);
     return c.body(null, 204);
   });
 
@@ -189,7 +195,7 @@ export function mountMarketplaceRoutes(app: AnyOpenAPIHono, prefix: string, h: M
     }),
     async (c) => {
       const { namespace } = c.req.valid('param');
-      const who = acting(c, namespace);
+      const who = await acting(c, namespace);
       const map = await readMap(who.client, namespace);
       return c.json(await h.aggregator.items(who.client, namespace, map), 200);
     },

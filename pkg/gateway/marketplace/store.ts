@@ -1,6 +1,6 @@
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { MARKETPLACE_SOURCES_CONFIGMAP } from '../../api/index.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../../kube/client/helpers.ts';
+import { isConflict, isNotFound } from '../../kube/client/helpers.ts';
 import type { Client } from '../../kube/client/types.ts';
 import { KubeError } from '../../kube/errors.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
@@ -103,22 +103,25 @@ export async function removeSource(client: Client, namespace: string, name: stri
 
 /**
  * Creates the empty map with the API's own identity (rule 8 gives editors no `create` on
- * ConfigMaps). Callers have already asked whether the user may `patch` it. A map created
- * meanwhile by someone else is as good.
+ * ConfigMaps). Callers have already asked whether the user may `patch` it. By server-side apply,
+ * not POST: an apply that creates is authorized as `create` OF THIS NAME, so the API's Role grants
+ * create on `marketplace-sources` only (a POST create cannot be restricted by name). A map created
+ * meanwhile by someone else is as good; it only gains the label when no one else owns it.
  */
 export async function createEmptyMap(own: Client, namespace: string): Promise<void> {
+  const cm = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: MARKETPLACE_SOURCES_CONFIGMAP,
+      namespace,
+      labels: { 'app.kubernetes.io/managed-by': 'berth' },
+    },
+  };
   try {
-    await own.create(CONFIGMAP, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: {
-        name: MARKETPLACE_SOURCES_CONFIGMAP,
-        namespace,
-        labels: { 'app.kubernetes.io/managed-by': 'berth' },
-      },
-    });
+    await own.apply(CONFIGMAP, cm, { fieldManager: 'berth-api', force: false });
   } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
+    if (!isConflict(err)) throw err;
   }
 }
 
