@@ -107,7 +107,9 @@ function applyKeys(client: Client, namespace: string, data: Record<string, strin
     metadata: { name: MARKETPLACE_SOURCES_CONFIGMAP, namespace },
     data,
   };
-  // force=false: a key another manager changed is a 409 naming it, never overwritten.
+  // force=false: a key another manager changed is a 409 naming it, never overwritten. An apply
+  // that creates the map is authorized as `patch` and as `create` of this name: the controller's
+  // ClusterRole grants both on `marketplace-sources` only (test/install/rbac-semantics.test.ts).
   return client.apply(ConfigMapRef, cm, { fieldManager: SEEDER_FIELD_MANAGER, force: false });
 }
 
