@@ -72,7 +72,8 @@ export class GuardedFetcher {
     }
     const location = res.headers.location;
     if (res.statusCode < 200 || res.statusCode >= 300) {
-      await res.body.dump().catch(() => undefined);
+      // At most undici's dump limit (128 KiB) of an answer nobody reads, and not past the deadline.
+      await res.body.dump({ limit: 128 * 1024, signal }).catch(() => undefined);
       return {
         status: res.statusCode,
         location: typeof location === 'string' ? location : undefined,

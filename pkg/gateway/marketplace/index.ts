@@ -19,6 +19,15 @@ export interface MarketplaceOptions {
   cacheTtlMs?: number;
   /** Largest manifest read (default 5 MiB). */
   maxManifestBytes?: number;
+  /** Sources of a namespace fetched by the items aggregator (default 50; the rest are reported, not fetched). */
+  maxSources?: number;
+  /** Manifest bytes kept in the items cache (default 32 MiB). */
+  cacheMaxBytes?: number;
+  /** How long a failed fetch is answered from the cache (default 30 s). */
+  failureTtlMs?: number;
+  /** Manifest fetches in flight in the process (default 16) and per request (default 6). */
+  maxConcurrentFetches?: number;
+  maxFetchesPerRequest?: number;
   /** CAs trusted for sources besides the system's (PEM). */
   ca?: string[];
   /** Name resolution of the guard (tests). */
@@ -58,6 +67,11 @@ export function createMarketplace(
     totalTimeoutMs: o.totalTimeoutMs ?? 30_000,
     cacheTtlMs: o.cacheTtlMs ?? 60 * 60 * 1000,
     logger,
+    maxSources: o.maxSources,
+    cacheMaxBytes: o.cacheMaxBytes,
+    failureTtlMs: o.failureTtlMs,
+    maxConcurrentFetches: o.maxConcurrentFetches,
+    maxFetchesPerRequest: o.maxFetchesPerRequest,
   });
   const handlers = { namespace: deps.namespace, sources, aggregator, own: deps.client, logger };
   return {

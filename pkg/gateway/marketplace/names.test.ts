@@ -35,14 +35,38 @@ describe('authorizationHeader (rule 4)', () => {
 });
 
 describe('TtlCache', () => {
-  it('forgets entries after their time and evicts the oldest when full', () => {
+  it('forgets entries after their time and evicts the oldest when its bytes run out', () => {
     let now = 0;
-    const c = new TtlCache<number>({ ttlMs: 100, max: 2, now: () => now });
-    c.set('a', 1);
-    c.set('b', 2);
-    c.set('c', 3);
+    const c = new TtlCache<number>({ ttlMs: 100, maxBytes: 10, now: () => now });
+    c.set('a', 1, 4);
+    c.set('b', 2, 4);
+    c.set('c', 3, 4);
     expect([c.get('a'), c.get('b'), c.get('c')]).toEqual([undefined, 2, 3]);
+    expect(c.bytes).toBe(8);
     now = 100;
     expect(c.get('b')).toBeUndefined();
+  });
+
+  it('counts bytes, not entries: one large value evicts many small ones; too large is not kept', () => {
+    const c = new TtlCache<string>({ ttlMs: 1000, maxBytes: 100 });
+    for (let i = 0; i < 50; i++) c.set(`small-${i}`, 's', 2);
+    expect(c.size).toBe(50);
+    c.set('large', 'l', 90);
+    expect(c.bytes).toBeLessThanOrEqual(100);
+    expect(c.get('large')).toBe('l');
+    expect(c.size).toBe(6);
+    c.set('huge', 'h', 101);
+    expect(c.get('huge')).toBeUndefined();
+  });
+
+  it('keeps an entry for its own time when given (failures, briefly)', () => {
+    let now = 0;
+    const c = new TtlCache<string>({ ttlMs: 1000, maxBytes: 100, now: () => now });
+    c.set('failed', 'f', 1, 30);
+    now = 29;
+    expect(c.get('failed')).toBe('f');
+    now = 30;
+    expect(c.get('failed')).toBeUndefined();
+    expect(c.bytes).toBe(0);
   });
 });

@@ -23,7 +23,8 @@ export function authorizationHeader(c: Credential): string {
 const MAX_REDIRECTS = 5;
 
 /**
- * Fetches and parses one manifest. A public source may redirect (each hop through the guard
+ * Fetches and parses one manifest (the body is read up to the fetcher's `maxBytes`, a larger one
+ * is a parse_error; `bytes` is its size, what a cache keeping the items counts). A public source may redirect (each hop through the guard
  * again, https only); a source with a credential may not: a redirect is refused rather than
  * followed, so the credential is sent to the configured URL only, never to another host.
  */
@@ -32,7 +33,7 @@ export async function fetchManifest(
   url: string,
   credential: Credential | undefined,
   signal: AbortSignal,
-): Promise<ManifestItem[]> {
+): Promise<{ items: ManifestItem[]; bytes: number }> {
   let target = new URL(url);
   const headers: Record<string, string> = { accept: 'application/json' };
   if (credential) headers.authorization = authorizationHeader(credential);
@@ -71,6 +72,6 @@ export async function fetchManifest(
       );
     if (answer.status < 200 || answer.status >= 300)
       throw new FetchFailure('http_error', `the source answered HTTP ${answer.status}`);
-    return parseManifest(answer.body);
+    return { items: parseManifest(answer.body), bytes: answer.body.length };
   }
 }
