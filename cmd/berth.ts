@@ -54,6 +54,17 @@ program
       .default(3000)
       .argParser((v) => parsePort(v, '--dashboard-port')),
   )
+  .addOption(
+    new Option(
+      '--host <address>',
+      'address the API, broker and dashboard listen on (0.0.0.0 for every interface; beyond loopback, anyone who can reach this machine can call them)',
+    )
+      .default('127.0.0.1')
+      .argParser((v) => {
+        if (!v.trim()) throw new Error('--host must not be empty');
+        return v.trim();
+      }),
+  )
   .action(async (opts) => (await import('./up.ts')).runUp(opts));
 
 addControllerOptions(

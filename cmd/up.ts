@@ -8,7 +8,7 @@ import { startDashboardServer } from '../pkg/dashboard/server.ts';
 import { type DashboardSettings, loadDashboardSettings, SettingsError } from '../pkg/dashboard/settings.ts';
 import { createQueryEngine } from '../pkg/engine/index.ts';
 import { startGatewayServer } from '../pkg/gateway/server.ts';
-import { shutdownGraceSeconds } from '../pkg/http/index.ts';
+import { isLoopbackHost, LOOPBACK_HOST, shutdownGraceSeconds } from '../pkg/http/index.ts';
 import { InformerCache } from '../pkg/kube/cache.ts';
 import { createClient, ignoreNotFound } from '../pkg/kube/client/index.ts';
 import { applyCrds } from '../pkg/kube/controlplane/bootstrap.ts';
@@ -23,6 +23,8 @@ export interface UpOptions {
   apiPort: number;
   brokerPort: number;
   dashboardPort: number;
+  /** Where the API, broker and dashboard listen (default 127.0.0.1: this machine only). */
+  host?: string;
   /** Serve and watch only this namespace; default: serve `default`, watch all. */
   namespace?: string;
 }
@@ -91,6 +93,31 @@ function dashboardSettings(log: Logger): DashboardSettings {
 }
 
 /**
+ * A structured warning when `--host` puts the servers beyond this machine while the API takes
+ * every request without credentials (AUTH_MODE open): anyone who reaches the address can create
+ * and delete resources, mint API keys and read every query's messages. The broker of `berth up`
+ * checks no token in any mode, which the warning says too.
+ */
+async function warnIfExposed(log: Logger, host: string, authMode: string): Promise<void> {
+  if (await isLoopbackHost(host)) return;
+  if (authMode === 'open')
+    log.warn(
+      {
+        host,
+        authMode,
+        exposed: ['api', 'broker', 'dashboard'],
+        fix: '--host 127.0.0.1 or AUTH_MODE=basic|sso|hybrid',
+      },
+      'listening beyond loopback with AUTH_MODE=open: anyone who can reach this machine can use the API, the broker and the dashboard without credentials',
+    );
+  else
+    log.warn(
+      { host, authMode, exposed: ['broker'] },
+      'listening beyond loopback: the broker of berth up checks no credentials',
+    );
+}
+
+/**
  * `berth up`: a control plane (or the cluster KUBECONFIG points at), then broker, controller (with
  * the engine), API service and dashboard in ONE process sharing ONE informer cache. Broker storage
  * in memory.
@@ -98,10 +125,12 @@ function dashboardSettings(log: Logger): DashboardSettings {
 export async function runUp(opts: UpOptions): Promise<void> {
   const log = createLogger({ name: 'berth-up' });
   const NAMESPACE = opts.namespace ?? 'default';
+  // Local means local: nothing listens beyond this machine unless --host says so.
+  const host = opts.host ?? LOOPBACK_HOST;
   const uiSettings = dashboardSettings(log);
   const cluster = await clusterFor(opts, log);
   const broker = await startBroker(
-    { ...loadBrokerConfig(process.env), port: opts.brokerPort },
+    { ...loadBrokerConfig(process.env), port: opts.brokerPort, host },
     log.child({ component: 'broker' }),
   );
   // Conversation memory from the local broker and the demo model, out of the box.
@@ -132,12 +161,15 @@ export async function runUp(opts: UpOptions): Promise<void> {
     brokerUrl: broker.url,
     logger: log.child({ component: 'api' }),
     port: opts.apiPort,
+    host,
   });
   const dashboard = await startDashboardServer({
     settings: { ...uiSettings, apiServiceUrl: api.url },
     logger: log.child({ component: 'dashboard' }),
     port: opts.dashboardPort,
+    host,
   });
+  await warnIfExposed(log, host, api.auth.mode);
   console.log(
     `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n  dashboard:       ${dashboard.url}/  (AUTH_MODE ${uiSettings.mode})\n`,
   );

@@ -59,6 +59,7 @@ export function createDashboardApp(opts: DashboardAppOptions): Hono<DashboardEnv
   mountPublicUi(app, paths, opts.assets ?? new Assets());
 
   let guard: MiddlewareHandler<DashboardEnv> | undefined;
+  let csrf: CsrfTokens | undefined;
   if (acceptsJwt(s.mode)) {
     if (!s.oidc || !s.authSecret || !s.baseUrl)
       throw new Error(`AUTH_MODE=${s.mode} needs the OIDC settings`);
@@ -70,6 +71,7 @@ export function createDashboardApp(opts: DashboardAppOptions): Hono<DashboardEnv
     });
     const client = new OidcClient(s.oidc, `${s.authUrl}/callback/${s.oidc.providerId}`, logger);
     const refresher = new TokenRefresher({ refresh: (rt) => client.refresh(rt), nowSec, logger });
+    csrf = new CsrfTokens(s.authSecret, { secure: s.secureCookies, path: paths.base || '/' });
     mountAuthRoutes(app, {
       settings: s.oidc,
       baseUrl: s.baseUrl,
@@ -78,7 +80,7 @@ export function createDashboardApp(opts: DashboardAppOptions): Hono<DashboardEnv
       oidc: client,
       sessions,
       signins: new PendingSignins({ ...cookieScope, path: paths.auth }),
-      csrf: new CsrfTokens(s.authSecret, { secure: s.secureCookies, path: paths.base || '/' }),
+      csrf,
       refresher,
       nowSec,
       logger,
@@ -100,7 +102,8 @@ export function createDashboardApp(opts: DashboardAppOptions): Hono<DashboardEnv
   });
   app.all(paths.api, proxy);
   app.all(`${paths.api}/*`, proxy);
-  mountScreens(app, paths, s.mode);
+  const tokens = csrf;
+  mountScreens(app, paths, s.mode, tokens ? (c) => tokens.issue(c) : undefined);
   return app;
 }
 

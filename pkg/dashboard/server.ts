@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { urlHost } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createDashboardApp, type DashboardAppOptions } from './app.ts';
 import type { DashboardEnv } from './context.ts';
@@ -26,12 +27,12 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  const { port } = server.address() as AddressInfo;
+  const { port, address } = server.address() as AddressInfo;
   const s = opts.settings;
-  logStart(opts.logger, port, s);
+  logStart(opts.logger, port, address, s);
   let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}${s.basePath}`,
+    url: `http://${urlHost(opts.host ?? '0.0.0.0')}:${port}${s.basePath}`,
     port,
     app,
     close: () => {
@@ -44,10 +45,16 @@ export async function startDashboardServer(opts: DashboardServerOptions): Promis
   };
 }
 
-function logStart(logger: Logger, port: number, s: DashboardServerOptions['settings']): void {
+function logStart(
+  logger: Logger,
+  port: number,
+  address: string,
+  s: DashboardServerOptions['settings'],
+): void {
   logger.info(
     {
       port,
+      address,
       authMode: s.mode,
       basePath: s.basePath || '/',
       baseUrl: s.baseUrl,

@@ -6,7 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { MiddlewareHandler } from 'hono';
 import { berthScheme } from '../api/index.ts';
 import { type AuthSetup, apiKeyRoutes, setupAuth } from '../auth/index.ts';
-import { Drain, PROBE_PATHS } from '../http/index.ts';
+import { Drain, PROBE_PATHS, urlHost } from '../http/index.ts';
 import { loadServerTracing } from '../http/otel/index.ts';
 import type { InformerCache } from '../kube/cache.ts';
 import { createClient } from '../kube/client/index.ts';
@@ -121,11 +121,11 @@ export async function startGatewayServer(opts: GatewayServerOptions): Promise<Ru
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  const { port } = server.address() as AddressInfo;
-  opts.logger.info({ port, namespace: opts.namespace, authMode: auth.mode }, 'api listening');
+  const { port, address } = server.address() as AddressInfo;
+  opts.logger.info({ port, address, namespace: opts.namespace, authMode: auth.mode }, 'api listening');
   let closing: Promise<void> | undefined;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${urlHost(opts.host ?? '0.0.0.0')}:${port}`,
     port,
     app,
     auth,

@@ -1,7 +1,7 @@
 /**
  * Signing out in a real browser: the federated sign-out ends the provider's session too (the
- * provider's end_session_endpoint with id_token_hint, post_logout_redirect_uri and client_id),
- * and the local sign-out is a CSRF-protected POST.
+ * provider's end_session_endpoint with id_token_hint, post_logout_redirect_uri and client_id).
+ * Both sign-outs are CSRF-protected POSTs; a GET signs no one out (405).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InteractiveOidc } from '../fixtures/oidc/interactive.ts';
@@ -55,8 +55,12 @@ describe('federated sign-out', () => {
 
   it('with no session, goes to the provider without a hint (the provider asks) and still clears cookies', async () => {
     const t = await newContext(stack.browser);
-    const res = await t.context.request.get(`${dash.url}/api/auth/federated-signout`, { maxRedirects: 0 });
-    expect(res.status()).toBe(302);
+    const csrf = (await (await t.context.request.get(`${dash.url}/api/auth/csrf`)).json()).csrfToken;
+    const res = await t.context.request.post(`${dash.url}/api/auth/federated-signout`, {
+      form: { csrfToken: csrf },
+      maxRedirects: 0,
+    });
+    expect(res.status()).toBe(303);
     const to = new URL(res.headers().location as string);
     expect(to.origin + to.pathname).toBe(`${oidc.issuer}/session/end`);
     expect(to.searchParams.has('id_token_hint')).toBe(false);
@@ -65,12 +69,48 @@ describe('federated sign-out', () => {
   });
 });
 
+describe('sign-out is a POST', () => {
+  it.each(['signout', 'federated-signout'])(
+    'GET /api/auth/%s is a 405 and signs no one out',
+    async (route) => {
+      const t = await signIn('dave');
+      // A top-level navigation, as a link on another site would start it.
+      const res = await t.page.goto(`${dash.url}/api/auth/${route}`);
+      expect(res?.status()).toBe(405);
+      expect(await res?.headerValue('allow')).toBe('POST');
+      expect(await t.page.textContent('#error-message')).toContain('POST');
+      expect((await sessionCookies(t)).length).toBeGreaterThan(0);
+      await t.page.goto(`${dash.url}/agents`);
+      expect(await t.page.textContent('#user-name')).toBe('User dave');
+      await t.context.close();
+    },
+  );
+
+  it('refuses a federated sign-out POST without the CSRF token', async () => {
+    const t = await signIn('erin');
+    const res = await t.context.request.post(`${dash.url}/api/auth/federated-signout`, {
+      form: { csrfToken: 'guessed' },
+      maxRedirects: 0,
+    });
+    expect(res.status()).toBe(403);
+    expect((await sessionCookies(t)).length).toBeGreaterThan(0);
+    await t.context.close();
+  });
+});
+
 describe('local sign-out', () => {
   it('is a POST carrying the CSRF token, and ends only the dashboard session', async () => {
     const t = await signIn('bob');
-    await t.page.goto(`${dash.url}/api/auth/signout`);
-    await t.page.click('button[type="submit"]');
-    await t.page.waitForURL(`${dash.url}/signout`);
+    // As a script of the page would (NextAuth's signOut()): the token from /api/auth/csrf, then a form POST.
+    const landed = await t.page.evaluate(async (auth) => {
+      const { csrfToken } = await (await fetch(`${auth}/csrf`)).json();
+      const res = await fetch(`${auth}/signout`, {
+        method: 'POST',
+        body: new URLSearchParams({ csrfToken, callbackUrl: '/signout' }),
+      });
+      return res.url;
+    }, `${dash.url}/api/auth`);
+    expect(landed).toBe(`${dash.url}/signout`);
     expect(await sessionCookies(t)).toEqual([]);
     // The provider still knows bob: signing in again needs no login.
     await t.page.goto(`${dash.url}/agents`);

@@ -10,7 +10,7 @@ import type { Session, SessionStore, SessionUser } from '../session/store.ts';
 import type { OidcSettings } from '../settings.ts';
 import { plainPage } from '../ui/layout.ts';
 import { CSP } from '../ui/routes.ts';
-import { type CallbackPolicy, safeCallbackUrl } from './callback-url.ts';
+import { type CallbackPolicy, finalLocation, safeCallbackUrl } from './callback-url.ts';
 import type { CsrfTokens } from './csrf.ts';
 import type { PendingSignins } from './pending.ts';
 
@@ -92,7 +92,8 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
     };
     await d.sessions.write(c, session);
     d.logger.info({ sub: session.user.sub, name: session.user.name }, 'signed in');
-    return c.redirect(pending.callbackUrl, 302);
+    // Checked again on the way out: whatever the cookie held, the Location stays on this dashboard.
+    return c.redirect(finalLocation(pending.callbackUrl, d.callbacks), 302);
   });
 
   // `?refresh=focus` (the window regained focus: user activity) refreshes tokens older than a minute
@@ -135,27 +136,21 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
     return c.json({ csrfToken: d.csrf.issue(c) });
   });
 
-  app.get(at('/signout'), (c) => {
-    c.header('content-security-policy', CSP);
-    const token = d.csrf.issue(c);
-    const requested = c.req.query('callbackUrl');
-    const callbackUrl = requested ? safeCallbackUrl(requested, d.callbacks) : d.paths.to('/signout');
-    return c.html(
-      plainPage(
-        'Sign out',
-        d.paths,
-        html`<p>Sign out of this dashboard?</p>
-<form method="post" action="${at('/signout')}">
-<input type="hidden" name="csrfToken" value="${token}">
-<input type="hidden" name="callbackUrl" value="${callbackUrl}">
-<button type="submit">Sign out</button>
-</form>
-<p><a href="${at('/federated-signout')}">Sign out of the provider too</a></p>`,
-      ),
+  // Signing out changes state, so it is a POST carrying the CSRF token (double-submit, csrf.ts):
+  // a GET — a link, an image, a top-level navigation another site starts — signs no one out.
+  const postOnly = () => {
+    throw new HttpError(
+      405,
+      'method_not_allowed',
+      'Signing out is a POST with the csrfToken of GET /api/auth/csrf (the Sign out button sends it).',
+      undefined,
+      { allow: 'POST' },
     );
-  });
+  };
+  app.get(at('/signout'), postOnly);
+  app.get(at('/federated-signout'), postOnly);
 
-  app.post(at('/signout'), async (c) => {
+  const checkCsrf = async (c: Context<DashboardEnv>) => {
     const form = await c.req.parseBody();
     if (!d.csrf.verify(c, typeof form.csrfToken === 'string' ? form.csrfToken : undefined))
       throw new HttpError(
@@ -163,13 +158,20 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
         'csrf_token_invalid',
         'The sign-out form is stale or did not come from this dashboard.',
       );
+    return form;
+  };
+
+  // Ends the dashboard session only.
+  app.post(at('/signout'), async (c) => {
+    const form = await checkCsrf(c);
     d.sessions.clear(c);
     const requested = typeof form.callbackUrl === 'string' ? form.callbackUrl : d.paths.to('/signout');
     return c.redirect(safeCallbackUrl(requested, d.callbacks), 302);
   });
 
-  // Ends the dashboard session and, at once, the provider's (no page of its own).
-  app.get(at('/federated-signout'), async (c) => {
+  // Ends the dashboard session and, at once, the provider's.
+  app.post(at('/federated-signout'), async (c) => {
+    await checkCsrf(c);
     const stored = await d.sessions.read(c);
     d.sessions.clear(c);
     const landing = `${d.baseUrl}/signout`;
@@ -186,7 +188,8 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
       );
     }
     if (!target) d.logger.warn('the provider has no end_session_endpoint: its session stays active');
-    return c.redirect(target?.href ?? d.paths.to('/signout'), 302);
+    const next = target?.href ?? d.paths.to('/signout');
+    return navigating(c) ? continuePage(c, d.paths, next) : c.redirect(next, 303);
   });
 
   app.all(at('/*'), (c) => {
@@ -206,4 +209,25 @@ function userOf(claims: Record<string, unknown>): SessionUser {
     ...(email ? { email } : {}),
     ...(groups.length ? { groups } : {}),
   };
+}
+
+const navigating = (c: Context) => (c.req.header('accept') ?? '').includes('text/html');
+
+/**
+ * The way on to the provider after the sign-out form: a page that moves on by itself (meta
+ * refresh, no script) rather than a redirect, because the CSP's `form-action 'self'` rightly
+ * forbids a form submission to end up at another origin. It holds the ID token hint: never cached.
+ */
+function continuePage(c: Context<DashboardEnv>, paths: Paths, next: string): Response | Promise<Response> {
+  c.header('content-security-policy', CSP);
+  c.header('cache-control', 'no-store');
+  return c.html(
+    plainPage(
+      'Signing out',
+      paths,
+      html`<meta http-equiv="refresh" content="0; url=${next}">
+<p>You are signed out of Berth. Signing you out of the provider…</p>
+<p><a id="continue-sign-out" href="${next}">Continue</a></p>`,
+    ),
+  );
 }

@@ -26,6 +26,8 @@ export interface PageOptions {
   script?: string;
   /** Marks the active navigation entry. */
   current?: string;
+  /** The CSRF token the sign-out form posts (sso/hybrid). */
+  csrfToken?: string;
   body: Html;
 }
 
@@ -56,7 +58,10 @@ ${o.script ? html`<script type="module" src="${p.to(`/static/js/${o.script}`)}">
 ${
   signedIn
     ? html`<span class="user"><span id="user-name">${o.user?.name ?? o.user?.email ?? o.user?.sub}</span>
-<a id="sign-out" href="${p.auth}/federated-signout">Sign out</a></span>`
+<form class="sign-out" method="post" action="${p.auth}/federated-signout">
+<input type="hidden" name="csrfToken" value="${o.csrfToken ?? ''}">
+<button id="sign-out" type="submit">Sign out</button>
+</form></span>`
     : ''
 }
 </header>

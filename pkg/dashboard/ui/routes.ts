@@ -1,4 +1,4 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import type { AuthMode } from '../../auth/mode.ts';
 import { HttpError } from '../../http/index.ts';
@@ -36,8 +36,16 @@ export function mountPublicUi(app: Hono<DashboardEnv>, paths: Paths, assets: Ass
   });
 }
 
-/** The screens, behind the guard. */
-export function mountScreens(app: Hono<DashboardEnv>, paths: Paths, mode: AuthMode): void {
+/**
+ * The screens, behind the guard. `csrfToken` issues this browser's token (sso/hybrid), which the
+ * sign-out form in the header posts.
+ */
+export function mountScreens(
+  app: Hono<DashboardEnv>,
+  paths: Paths,
+  mode: AuthMode,
+  csrfToken?: (c: Context<DashboardEnv>) => string,
+): void {
   for (const screen of ALL_SCREENS) {
     app.get(screen.path === '/' ? paths.home : paths.to(screen.path), (c) => {
       c.header('content-security-policy', CSP);
@@ -50,6 +58,7 @@ export function mountScreens(app: Hono<DashboardEnv>, paths: Paths, mode: AuthMo
           user: c.get('dashboardUser'),
           script: screen.script,
           current: screen.path,
+          csrfToken: c.get('dashboardUser') ? csrfToken?.(c) : undefined,
           body: screen.body(paths),
         }),
       );
