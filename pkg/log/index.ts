@@ -2,7 +2,7 @@ import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'p
 import { redact, redactString } from './redact.ts';
 
 export type { Logger } from 'pino';
-export { REDACTED, redact, redactString } from './redact.ts';
+export { capString, LIMITS, REDACTED, redact, redactString, scrubTokens, TRUNCATED } from './redact.ts';
 
 export interface LogOptions {
   level?: string;
@@ -25,13 +25,14 @@ export function createLogger(opts: LogOptions = {}): Logger {
       bindings: (b) => redact(b) as Record<string, unknown>,
       log: (obj) => redact(obj) as Record<string, unknown>,
     },
-    hooks: {
-      logMethod(args, method) {
-        const redacted = args.map((a) => (typeof a === 'string' ? redactString(a) : a));
-        method.apply(this, redacted as Parameters<typeof method>);
-      },
+    serializers: {
+      // formatters.log runs first and has already scrubbed a record's `err`: only an Error reaching
+      // the serializer another way (a child's bindings) needs the walk, not a second pass over the text.
+      err: (e: unknown) => (e instanceof Error ? redact(e) : e),
+      // The message as written: after interpolation (`%s`, `%j`) and also when pino takes it from
+      // an Error given in place of a message (`log.warn(err)`), which a hook on the arguments misses.
+      msg: (m: unknown) => (typeof m === 'string' ? redactString(m) : m),
     },
-    serializers: { err: (e: unknown) => redact(e) },
   };
   return opts.destination ? pino(options, opts.destination) : pino(options);
 }

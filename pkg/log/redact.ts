@@ -1,8 +1,16 @@
 /**
  * Secret scrubbing applied to every log record, whatever its depth. Key names are matched
- * case-insensitively; string values are scanned for tokens of known formats so that a secret
- * embedded in a message or an error text is caught too.
+ * case-insensitively; string values are scanned for tokens of known formats (tokens.ts) so that a
+ * secret embedded in a message or an error text is caught too.
+ *
+ * The work per record is bounded whatever a caller hands in (a model's 1 MB error body, a 14 KB
+ * request path, an object nested a thousand levels): see LIMITS. What is cut is replaced by a marker,
+ * never passed through unscrubbed.
  */
+import { REDACTED, scrubTokens } from './tokens.ts';
+
+export { REDACTED, scrubTokens } from './tokens.ts';
+
 const SECRET_KEYS = new Set(
   [
     'authorization',
@@ -36,81 +44,90 @@ const SECRET_KEYS = new Set(
   ].map((k) => k.toLowerCase()),
 );
 
-export const REDACTED = '[REDACTED]';
+export const TRUNCATED = '[Truncated]';
 
-const TOKEN_PATTERNS: RegExp[] = [
-  // JWT / JWS compact form
-  /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g,
-  // PEM private keys
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
-  // Berth secret keys and provider API keys (OpenAI, Anthropic, GitHub, AWS, Slack, Google,
-  // Hugging Face, GitLab, Groq, xAI, Stripe)
-  /\bsk-svc-[A-Za-z0-9_-]{8,}/g,
-  /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{20,}/g,
-  /\bgithub_pat_[A-Za-z0-9_]{22,}/g,
-  /\bAKIA[0-9A-Z]{16}\b/g,
-  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
-  /\bAIza[0-9A-Za-z_-]{30,}/g,
-  /\bhf_[A-Za-z0-9]{30,}/g,
-  /\bglpat-[A-Za-z0-9_-]{20,}/g,
-  /\bgsk_[A-Za-z0-9]{20,}/g,
-  /\bxai-[A-Za-z0-9]{20,}/g,
-  /\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}/g,
-];
-
-/** Patterns whose first groups are kept (the field name, the URL up to the password). */
-const KEEP_PREFIX_PATTERNS: RegExp[] = [
-  // credentials in Authorization-like text
-  /\b(Bearer|Basic)(\s+)[A-Za-z0-9._~+/=-]{8,}/g,
-  // `access_token=…`, `"client_secret":"…"`, `password: …` in query strings, JSON text, messages
-  /\b(access_token|refresh_token|id_token|client_secret|code_verifier|client_assertion|password|api_?key|secret_key|x-api-key)(\\?["']?\s*[=:]\s*\\?["']?)[^\s"'&,;}\\]+/gi,
-  // a password in a URL's userinfo: scheme://user:password@host
-  /\b([a-z][a-z0-9+.-]*:\/\/[^\s/:@]+)(:)[^\s/@]+@/gi,
-];
+export const LIMITS = {
+  /** A longer string is cut to this many characters (UTF-16 units) before it is scanned. */
+  stringChars: 64 * 1024,
+  /** Objects nested deeper are replaced by `[Truncated]` (strings at any depth are scrubbed). */
+  depth: 8,
+  /** Items of an array, own keys of an object, kept per level. */
+  entries: 1000,
+  /** Per record: string characters scanned and values visited; past either, `[Truncated]`. */
+  recordChars: 1024 * 1024,
+  recordValues: 20_000,
+};
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase());
 }
 
-export function redactString(value: string): string {
-  let out = value;
-  for (const re of TOKEN_PATTERNS) {
-    re.lastIndex = 0;
-    if (re.test(out)) {
-      re.lastIndex = 0;
-      out = out.replace(re, REDACTED);
-    }
-  }
-  for (const re of KEEP_PREFIX_PATTERNS) {
-    re.lastIndex = 0;
-    if (re.test(out)) {
-      re.lastIndex = 0;
-      out = out.replace(re, (m, name: string, sep: string) =>
-        m.endsWith('@') ? `${name}${sep}${REDACTED}@` : `${name}${sep}${REDACTED}`,
-      );
-    }
-  }
-  return out;
+/** A cut that falls inside a token drops the token's head too (up to this far back). */
+const TOKEN_CHAR = /[\w.~+/=:@-]/;
+const TOKEN_BACKOFF = 1024;
+
+/**
+ * The first `max` characters of `text` and a marker with the bytes dropped. If the cut falls inside
+ * a run of token characters, that run's kept part goes too, so no secret survives as a half that
+ * the patterns no longer recognise.
+ */
+export function capString(text: string, max = LIMITS.stringChars): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const floor = Math.max(0, max - TOKEN_BACKOFF);
+  if (TOKEN_CHAR.test(text.charAt(max))) while (end > floor && TOKEN_CHAR.test(text.charAt(end - 1))) end--;
+  if (end > 0 && /[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end--; // never half a surrogate pair
+  const kept = text.slice(0, end);
+  return `${kept}…[truncated ${Buffer.byteLength(text) - Buffer.byteLength(kept)} bytes]`;
 }
 
-/** Deep copy of `value` with secrets replaced. Cycles and depth are bounded. */
-export function redact(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
-  if (typeof value === 'string') return redactString(value);
-  if (!value || typeof value !== 'object' || depth > 8) return value;
-  if (seen.has(value)) return '[Circular]';
-  seen.add(value);
-  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1, seen));
+/** `value` cut to the string cap, then scrubbed of every known token format. */
+export function redactString(value: string): string {
+  return scrubTokens(capString(value));
+}
+
+interface Walk {
+  seen: WeakSet<object>;
+  chars: number;
+  values: number;
+}
+
+/** Deep copy of `value` with secrets replaced. Cycles, depth, breadth and total size are bounded. */
+export function redact(value: unknown): unknown {
+  return walk(value, 0, { seen: new WeakSet(), chars: 0, values: 0 });
+}
+
+function walk(value: unknown, depth: number, w: Walk): unknown {
+  if (++w.values > LIMITS.recordValues) return TRUNCATED;
+  if (typeof value === 'string') {
+    if (w.chars >= LIMITS.recordChars) return TRUNCATED;
+    const capped = capString(value, Math.min(LIMITS.stringChars, LIMITS.recordChars - w.chars));
+    w.chars += capped.length;
+    return scrubTokens(capped);
+  }
+  if (!value || typeof value !== 'object') return value;
+  if (depth > LIMITS.depth) return TRUNCATED;
+  if (w.seen.has(value)) return '[Circular]';
+  w.seen.add(value);
+  if (ArrayBuffer.isView(value)) return `[${value.constructor.name} of ${value.byteLength} bytes]`;
+  if (Array.isArray(value)) {
+    const out = value.slice(0, LIMITS.entries).map((v) => walk(v, depth + 1, w));
+    if (value.length > LIMITS.entries) out.push(`[${value.length - LIMITS.entries} more items]`);
+    return out;
+  }
   if (value instanceof Error) {
     return {
       type: value.name,
-      message: redactString(value.message),
-      stack: value.stack && redactString(value.stack),
+      message: walk(value.message, depth + 1, w),
+      stack: value.stack && walk(value.stack, depth + 1, w),
     };
   }
+  const keys = Object.keys(value);
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = isSecretKey(k) && v !== undefined && v !== null ? REDACTED : redact(v, depth + 1, seen);
+  for (const k of keys.length > LIMITS.entries ? keys.slice(0, LIMITS.entries) : keys) {
+    const v = (value as Record<string, unknown>)[k];
+    out[k] = isSecretKey(k) && v !== undefined && v !== null ? REDACTED : walk(v, depth + 1, w);
   }
+  if (keys.length > LIMITS.entries) out['…'] = `[${keys.length - LIMITS.entries} more keys]`;
   return out;
 }
