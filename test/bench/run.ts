@@ -13,7 +13,7 @@ const ALL: Record<string, string[]> = {
   // PostgreSQL and Redis of this machine (DATABASE_URL / REDIS_URL): fresh databases and key prefixes.
   durable: ['broker/durable.ts', 'broker/redis-chunks.ts'],
   controller: ['controller/run.ts'],
-  engine: ['engine/run.ts', 'engine/e2e.ts'],
+  engine: ['engine/run.ts', 'engine/e2e.ts', 'engine/hostile-model.ts'],
   api: ['api/run.ts'],
   chat: ['chat/run.ts'],
 };
@@ -31,6 +31,7 @@ const RESULTS: Record<string, string> = {
   'broker/durable.ts': 'broker/durable-results.json',
   'broker/redis-chunks.ts': 'broker/redis-chunks-results.json',
   'api/run.ts': 'api/results.json',
+  'engine/hostile-model.ts': 'engine/hostile-model-results.json',
 };
 
 function figures(file: string): Record<string, unknown> {

@@ -212,6 +212,14 @@ try {
     wallSeconds: Math.round(hostile.wallMs / 100) / 10,
   };
   console.log(JSON.stringify(results, null, 2));
+  // What berth up complained about (distinct messages, each cut short): why queries stall, if they do.
+  const complaints = new Map<string, string>();
+  for (const line of up.output().split('\n')) {
+    const m = /"level":(\d+).*?"msg":"([^"]{0,120})/.exec(line);
+    if (m && Number(m[1]) >= 40 && !complaints.has(m[2] as string))
+      complaints.set(m[2] as string, line.length > 240 ? `${line.slice(0, 240)}…` : line);
+  }
+  for (const line of [...complaints.values()].slice(0, 8)) console.log(`berth up: ${line}`);
   const all = existsSync(RESULTS)
     ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>)
     : {};
