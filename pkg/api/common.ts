@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SECRET_USAGE_ENGINE, SECRET_USAGE_LABEL } from './secret-usage.ts';
 
 /**
  * Building blocks shared by several kinds. Every schema here must stay "structural" in the
@@ -16,7 +17,9 @@ export const nameSchema = z.string().min(1).max(253);
 export const localObjectRefSchema = z.object({ name: nameSchema });
 
 export const secretKeyRefSchema = z.object({
-  name: nameSchema.describe('Secret name in the same namespace'),
+  name: nameSchema.describe(
+    `Secret name in the same namespace; the engine uses only Secrets labelled ${SECRET_USAGE_LABEL}=${SECRET_USAGE_ENGINE}`,
+  ),
   key: z.string().min(1).describe('Key inside the Secret'),
 });
 

@@ -4,7 +4,7 @@
  * `status.lastResolvedAddress` with phase ready|error, a message and a Ready condition.
  */
 import type { KubernetesObject, V1Secret, V1Service } from '@kubernetes/client-node';
-import type { Condition, Memory } from '../api/index.ts';
+import { type Condition, engineUseProblem, type Memory } from '../api/index.ts';
 import { type Client, ignoreNotFound, patchStatus, type Reader } from '../kube/client/index.ts';
 import type { ReconcileContext, ReconcileResult, Reconciler, Request } from '../kube/controller.ts';
 import { CoreKinds, type KindRef } from '../kube/kinds.ts';
@@ -50,13 +50,18 @@ function checkUrl(value: string): string | undefined {
   }
 }
 
-/** The first header whose Secret or key is missing, as an error; undefined when all resolve. */
+/**
+ * The first header whose Secret or key is missing, or whose Secret the engine may not use (no
+ * opt-in label), as an error; undefined when all resolve.
+ */
 async function checkHeaders(scope: ResolveScope, o: Addressed, ns: string): Promise<Resolution | undefined> {
   for (const h of o.spec.headers ?? []) {
     const ref = h.valueFrom?.secretKeyRef;
     if (!ref) continue;
     const secret = await ignoreNotFound(scope.reader.get(SecretRef, { namespace: ns, name: ref.name }));
     if (!secret) return fail('SecretNotFound', `header ${h.name}: Secret ${ns}/${ref.name} not found`);
+    const problem = engineUseProblem(secret);
+    if (problem) return fail('SecretNotUsable', `header ${h.name}: ${problem}`);
     if (secret.data?.[ref.key] === undefined) {
       return fail('SecretKeyNotFound', `header ${h.name}: Secret ${ns}/${ref.name} has no key ${ref.key}`);
     }

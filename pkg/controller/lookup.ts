@@ -1,5 +1,13 @@
 import type { V1Secret } from '@kubernetes/client-node';
-import { type Agent, Kinds, type Memory, type Model, type Team, type Tool } from '../api/index.ts';
+import {
+  type Agent,
+  engineUseProblem,
+  Kinds,
+  type Memory,
+  type Model,
+  type Team,
+  type Tool,
+} from '../api/index.ts';
 import type { ResourceLookup } from '../engine/contract.ts';
 import type { InformerCache } from '../kube/cache.ts';
 import { CoreKinds, type KindRef } from '../kube/kinds.ts';
@@ -38,8 +46,20 @@ export class CacheLookup implements ResourceLookup {
   }
 
   secretValue(namespace: string, name: string, key: string): string | undefined {
-    return secretValue(this.cache.get(SecretRef, namespace, name), key);
+    return engineSecretValue(this.cache.get(SecretRef, namespace, name), key);
   }
+}
+
+/**
+ * A Secret's value for a call the engine or controller makes (a Model key, a header): only from a
+ * Secret that opted in (`engineUseProblem`), else an Error naming the Secret and what to do —
+ * never its value. Undefined when the Secret or key is missing.
+ */
+export function engineSecretValue(s: V1Secret | undefined, key: string): string | undefined {
+  if (!s) return undefined;
+  const problem = engineUseProblem(s);
+  if (problem) throw new Error(problem);
+  return secretValue(s, key);
 }
 
 /** A Secret's value as text: `data` is base64; `stringData` only on objects built in tests. */

@@ -12,7 +12,10 @@ const svc = (ports: number[], namespace = 'ns') => ({
   metadata: { name: 's', namespace },
   spec: { ports: ports.map((port) => ({ port })) },
 });
-const secret = { metadata: { name: 'sec', namespace: 'ns' }, data: { k: 'dg==' } };
+const secret = {
+  metadata: { name: 'sec', namespace: 'ns', labels: { 'berth.dev/usage': 'engine' } },
+  data: { k: 'dg==' },
+};
 const serviceRef = (namespace?: string) =>
   mem({
     address: { valueFrom: { serviceRef: { name: 's', port: 80, ...(namespace ? { namespace } : {}) } } },
@@ -55,6 +58,34 @@ describe('resolveMemory', () => {
     expect((await resolveMemory({ reader: fake() }, withHeader)).reason).toBe('SecretNotFound');
     const withSecret = { reader: fake([CoreKinds.Secret, secret]) };
     expect((await resolveMemory(withSecret, withHeader)).phase).toBe('ready');
+  });
+
+  it('refuses a header Secret that did not opt in to engine use, or never may, naming it and the fix', async () => {
+    const withHeader = mem({
+      address: { value: 'http://m' },
+      headers: [{ name: 'x', valueFrom: { secretKeyRef: { name: 'sec', key: 'k' } } }],
+    });
+    const unlabelled = { ...secret, metadata: { name: 'sec', namespace: 'ns' } };
+    expect(await resolveMemory({ reader: fake([CoreKinds.Secret, unlabelled]) }, withHeader)).toMatchObject({
+      phase: 'error',
+      reason: 'SecretNotUsable',
+      message: 'header x: secret sec is not usable by the engine: add label berth.dev/usage=engine',
+    });
+    for (const never of [
+      { ...secret, type: 'berth.dev/api-key' },
+      { ...secret, type: 'kubernetes.io/service-account-token' },
+      {
+        ...secret,
+        metadata: {
+          ...secret.metadata,
+          labels: { ...secret.metadata.labels, 'berth.dev/marketplace-credential': 'true' },
+        },
+      },
+    ]) {
+      const r = await resolveMemory({ reader: fake([CoreKinds.Secret, never]) }, withHeader);
+      expect(r, JSON.stringify(never)).toMatchObject({ phase: 'error', reason: 'SecretNotUsable' });
+      expect(r.message).not.toContain('dg==');
+    }
   });
 
   it('knows which Services and Secrets a Memory refers to', () => {

@@ -17,7 +17,11 @@ export interface ResourceLookup {
   model(namespace: string, name: string): Model | undefined;
   tool(namespace: string, name: string): Tool | undefined;
   memory(namespace: string, name: string): Memory | undefined;
-  /** Decoded value of one key of a Secret, or undefined when the Secret or key is missing. */
+  /**
+   * Decoded value of one key of a Secret, or undefined when the Secret or key is missing. Throws an
+   * Error saying why (never the value) when the Secret is not usable by the engine: it must carry
+   * the label `berth.dev/usage: engine` and be neither an API-key nor a marketplace credential.
+   */
   secretValue(namespace: string, name: string, key: string): string | undefined;
 }
 

@@ -20,7 +20,7 @@ export function resolveHeaders(
     }
     const ref = h.valueFrom?.secretKeyRef;
     if (!ref) continue;
-    const v = lookup.secretValue(namespace, ref.name, ref.key);
+    const v = lookupSecret(lookup, namespace, ref, `${owner}: header ${h.name}`);
     if (v === undefined) {
       throw new Error(
         `${owner}: header ${h.name} refers to Secret ${ref.name} key ${ref.key}, which does not exist`,
@@ -29,4 +29,21 @@ export function resolveHeaders(
     out[h.name] = v;
   }
   return out;
+}
+
+/**
+ * A Secret key's value through the lookup; a Secret the engine may not use (no opt-in label) is an
+ * error naming who asked and the Secret, never the value.
+ */
+export function lookupSecret(
+  lookup: ResourceLookup,
+  namespace: string,
+  ref: { name: string; key: string },
+  what: string,
+): string | undefined {
+  try {
+    return lookup.secretValue(namespace, ref.name, ref.key);
+  } catch (err) {
+    throw new Error(`${what}: ${(err as Error).message}`);
+  }
 }

@@ -61,7 +61,7 @@ afterAll(async () => {
 const manifests = (url: string) => `
 apiVersion: v1
 kind: Secret
-metadata: {name: llm-key}
+metadata: {name: llm-key, labels: {berth.dev/usage: engine}}
 stringData:
   token: sk-test-e2e-0123456789abcdef
 ---

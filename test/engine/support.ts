@@ -3,8 +3,10 @@
  * controller's informer caches) and builders for the objects a query needs.
  */
 import { createServer } from 'node:net';
+import type { V1Secret } from '@kubernetes/client-node';
 import type { Agent, Memory, Model, Query, Team, Tool } from '../../pkg/api/index.ts';
-import { API_VERSION } from '../../pkg/api/index.ts';
+import { API_VERSION, SECRET_USAGE_ENGINE, SECRET_USAGE_LABEL } from '../../pkg/api/index.ts';
+import { engineSecretValue } from '../../pkg/controller/lookup.ts';
 import type { ResourceLookup } from '../../pkg/engine/index.ts';
 
 export const NS = 'engine-test';
@@ -13,15 +15,21 @@ type Kind = 'agent' | 'team' | 'model' | 'tool' | 'memory';
 
 export class MapLookup implements ResourceLookup {
   readonly #objects = new Map<string, unknown>();
-  readonly #secrets = new Map<string, Record<string, string>>();
+  readonly #secrets = new Map<string, V1Secret>();
 
   put(kind: Kind, obj: { metadata: { name: string; namespace?: string } }): this {
     this.#objects.set(`${kind}/${obj.metadata.namespace ?? NS}/${obj.metadata.name}`, obj);
     return this;
   }
 
-  secret(name: string, data: Record<string, string>, namespace = NS): this {
-    this.#secrets.set(`${namespace}/${name}`, data);
+  /** A Secret with plain values; opted in to engine use unless `labels` say otherwise. */
+  secret(
+    name: string,
+    data: Record<string, string>,
+    namespace = NS,
+    labels: Record<string, string> = { [SECRET_USAGE_LABEL]: SECRET_USAGE_ENGINE },
+  ): this {
+    this.#secrets.set(`${namespace}/${name}`, { metadata: { name, namespace, labels }, stringData: data });
     return this;
   }
 
@@ -34,7 +42,9 @@ export class MapLookup implements ResourceLookup {
   model = (ns: string, name: string) => this.#get<Model>('model', ns, name);
   tool = (ns: string, name: string) => this.#get<Tool>('tool', ns, name);
   memory = (ns: string, name: string) => this.#get<Memory>('memory', ns, name);
-  secretValue = (ns: string, name: string, key: string) => this.#secrets.get(`${ns}/${name}`)?.[key];
+  // The controller's own rule (CacheLookup): an un-opted Secret is an error, not a value.
+  secretValue = (ns: string, name: string, key: string) =>
+    engineSecretValue(this.#secrets.get(`${ns}/${name}`), key);
 }
 
 function meta(name: string) {

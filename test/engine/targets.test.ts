@@ -7,7 +7,7 @@ import { type BerthQueryEngine, createQueryEngine } from '../../pkg/engine/index
 import { createLogger } from '../../pkg/log/index.ts';
 import { type FakeModelServer, startFakeModel } from '../fixtures/fake-model.ts';
 import { type FakeToolServer, startFakeTool } from '../fixtures/fake-tool.ts';
-import { agent, MapLookup, model, query, run, team, tool } from './support.ts';
+import { agent, MapLookup, model, NS, query, run, team, tool } from './support.ts';
 
 let fake: FakeModelServer;
 let tools: FakeToolServer;
@@ -256,6 +256,24 @@ describe('failures become error outcomes', () => {
       phase: 'error',
       message: 'Model nokey: API key Secret missing key k does not exist',
     });
+  });
+
+  it('a Secret that did not opt in to engine use is an error that says so, and nothing is sent', async () => {
+    const before = fake.requests.length;
+    lookup
+      .secret('unlabelled', { k: 'sk-never-sent-0a1b2c' }, NS, {})
+      .put(
+        'model',
+        model('unopted', { baseUrl: fake.url, apiKey: { secretKeyRef: { name: 'unlabelled', key: 'k' } } }),
+      );
+    const out = await engine.run(query({ type: 'model', name: 'unopted' }, 'x'), run());
+    expect(out).toEqual({
+      phase: 'error',
+      message:
+        'Model unopted: API key: secret unlabelled is not usable by the engine: add label berth.dev/usage=engine',
+    });
+    expect(fake.requests.length).toBe(before);
+    expect(JSON.stringify(out)).not.toContain('sk-never-sent');
   });
 
   it('invalid model URL is refused before any call', async () => {

@@ -9,7 +9,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION } from '../../pkg/api/index.ts';
+import { API_VERSION, SECRET_USAGE_ENGINE, SECRET_USAGE_LABEL } from '../../pkg/api/index.ts';
 import { captureLogs } from '../auth/support.ts';
 import { type Platform, startPlatform } from '../compat/platform.ts';
 import { AUTH_SECRET, freePort, ssoEnv, startDashboard, type TestDashboard } from '../dashboard/support.ts';
@@ -40,7 +40,13 @@ beforeAll(async () => {
     ['opaque-key', OPAQUE_MODEL_KEY],
   ])
     expect(
-      (await open.post(`/v1/namespaces/${p.ns}/secrets`, { name, stringData: { token: value } })).status,
+      (
+        await open.post(`/v1/namespaces/${p.ns}/secrets`, {
+          name,
+          metadata: { labels: { [SECRET_USAGE_LABEL]: SECRET_USAGE_ENGINE } },
+          stringData: { token: value },
+        })
+      ).status,
     ).toBe(201);
   const keyed = (name: string, secret: string) =>
     obj('Model', name, {

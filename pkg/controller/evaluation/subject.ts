@@ -9,6 +9,7 @@ import { type Evaluation, type Evaluator, Kinds, type Query } from '../../api/in
 import { ignoreNotFound, type Reader } from '../../kube/client/index.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
 import { resolveAddress } from '../address.ts';
+import { engineSecretValue } from '../lookup.ts';
 import { type EvaluateRequest, evaluateUrl, type QueryContext } from './call.ts';
 
 const SecretRef = CoreKinds.Secret as KindRef<V1Secret>;
@@ -86,12 +87,13 @@ async function headerValues(reader: Reader, ev: Evaluator): Promise<Record<strin
       out[h.name] = h.value ?? '';
       continue;
     }
-    // resolveAddress already checked that the Secret and key exist.
+    // resolveAddress already checked that the Secret and key exist and that the Secret opted in;
+    // the check is made again on what is read now (the label may have gone in between).
     const secret = await reader.get(SecretRef, {
       namespace: ev.metadata.namespace ?? 'default',
       name: ref.name,
     });
-    out[h.name] = Buffer.from(secret.data?.[ref.key] ?? '', 'base64').toString('utf8');
+    out[h.name] = engineSecretValue(secret, ref.key) ?? '';
   }
   return out;
 }

@@ -3,7 +3,7 @@ import { DEFAULT_MEMORY_NAME, Kinds, type Memory, type Query } from '../../api/i
 import { linkSignals } from '../../http/index.ts';
 import { ignoreNotFound, type Reader } from '../../kube/client/index.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
-import { secretValue } from '../lookup.ts';
+import { engineSecretValue } from '../lookup.ts';
 
 const SecretRef = CoreKinds.Secret as KindRef<V1Secret>;
 
@@ -31,7 +31,8 @@ async function memoryHeaders(deps: PurgeDeps, memory: Memory, namespace: string)
     const ref = h.valueFrom?.secretKeyRef;
     if (ref) {
       const secret = await ignoreNotFound(deps.reader.get(SecretRef, { namespace, name: ref.name }));
-      const v = secretValue(secret, ref.key);
+      // The purge sends the value to the Memory's address: the same opt-in as the engine's calls.
+      const v = engineSecretValue(secret, ref.key);
       if (v === undefined) throw new Error(`header ${h.name}: secret ${ref.name} key ${ref.key} not found`);
       headers[h.name] = v;
     }

@@ -44,12 +44,11 @@ export function managedElsewhere(s: KubernetesObject | undefined): boolean {
 
 /** Throws 400 when a caller may not create a Secret of this type and name. */
 export function checkCreate(type: string, name: string): void {
+  const allowed = `allowed types: ${CREATABLE_SECRET_TYPES.join(', ')}`;
   if (type === API_KEY_SECRET_TYPE)
-    throw refuse(`secrets of type ${API_KEY_SECRET_TYPE} are created through /v1/api-keys`);
+    throw refuse(`secrets of type ${API_KEY_SECRET_TYPE} are created through /v1/api-keys; ${allowed}`);
   if (!CREATABLE_SECRET_TYPES.includes(type))
-    throw refuse(
-      `secret type ${JSON.stringify(type)} cannot be created here; allowed types: ${CREATABLE_SECRET_TYPES.join(', ')}`,
-    );
+    throw refuse(`secret type ${JSON.stringify(type)} cannot be created here; ${allowed}`);
   if (isMarketplaceCredential({ metadata: { name } }))
     throw refuse(
       `secrets named marketplace-source-<name>-auth hold marketplace credentials and are managed by the marketplace-sources endpoints`,
