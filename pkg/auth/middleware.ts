@@ -1,4 +1,5 @@
 import type { Context, Env, MiddlewareHandler } from 'hono';
+import { loggedText } from '../http/access-log/index.ts';
 import { sendError } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ApiKeyVerifier } from './api-keys/service.ts';
@@ -56,7 +57,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<E
     const impersonation = impersonationHeader(c.req.raw.headers);
     if (impersonation) {
       logger?.warn(
-        { header: impersonation, path: c.req.path },
+        { header: loggedText(impersonation), path: loggedText(c.req.path) },
         'refused client-supplied impersonation header',
       );
       c.set('authFailure', 'impersonation_header');
