@@ -236,7 +236,7 @@ beforeAll(async () => {
       spec: {
         address: { value: `${upstream.url}${path}` },
         headers: [
-          { name: 'authorization', valueFrom: { secretKeyRef: { name: 'memory-key', key: 'token' } } },
+          { name: 'x-memory-token', valueFrom: { secretKeyRef: { name: 'memory-key', key: 'token' } } },
         ],
       },
       status: { phase: 'ready', lastResolvedAddress: `${upstream.url}${path}` },
@@ -419,7 +419,7 @@ describe('redirects never carry a Secret to another origin', () => {
     });
     const landed = plain.seen.slice(before).filter((s) => s.path.startsWith('/landed/conversations'));
     expect(landed).toHaveLength(1);
-    expect(landed[0]?.headers.authorization).toBeUndefined();
+    expect(landed[0]?.headers['x-memory-token']).toBeUndefined();
     expect(JSON.stringify(plain.seen)).not.toContain(MEMORY_KEY);
     expect(JSON.stringify(elsewhere.seen)).not.toMatch(new RegExp(SECRET_VALUES.join('|')));
   });

@@ -215,9 +215,11 @@ try {
   // What berth up complained about (distinct messages, each cut short): why queries stall, if they do.
   const complaints = new Map<string, string>();
   for (const line of up.output().split('\n')) {
-    const m = /"level":(\d+).*?"msg":"([^"]{0,120})/.exec(line);
-    if (m && Number(m[1]) >= 40 && !complaints.has(m[2] as string))
-      complaints.set(m[2] as string, line.length > 240 ? `${line.slice(0, 240)}…` : line);
+    const level = /^\{"level":"?(\w+)/.exec(line)?.[1];
+    if (level !== 'warn' && level !== 'error' && level !== 'fatal') continue;
+    // The message is the last field; a line may hold megabytes before it.
+    const msg = /"msg":"([^"]{0,120})"\}?$/.exec(line.slice(-200))?.[1] ?? '?';
+    if (!complaints.has(msg)) complaints.set(msg, line.length > 240 ? `${line.slice(0, 240)}…` : line);
   }
   for (const line of [...complaints.values()].slice(0, 8)) console.log(`berth up: ${line}`);
   const all = existsSync(RESULTS)
