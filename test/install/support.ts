@@ -143,6 +143,35 @@ export async function canI(kc: KubeConfig, question: string): Promise<boolean> {
   return res.json<{ status: { allowed: boolean } }>().status.allowed;
 }
 
+/**
+ * Every answer of `questions` (canI syntax) for an identity, as one object, and the object they
+ * should equal: one diff then shows every wrong answer at once.
+ */
+export async function answersOf(kc: KubeConfig, questions: string[]) {
+  return Object.fromEntries(await Promise.all(questions.map(async (q) => [q, await canI(kc, q)])));
+}
+export const every = (questions: string[], value: boolean) =>
+  Object.fromEntries(questions.map((q) => [q, value]));
+
+/**
+ * The RBAC of `base` (a directory of manifests/) moved into `namespace`, as an install of it into
+ * berth-system would be, with the named manifests/components. `nameSuffix` keeps cluster-scoped
+ * names (the controller's ClusterRole, the impersonator) apart from the test control plane's own
+ * and other files'; kustomize renames roleRefs and subjects with it. Returns the objects applied.
+ */
+export function installRbacOf(
+  scratch: string,
+  base: string,
+  namespace: string,
+  suffix: string,
+  components: string[] = [],
+) {
+  const name = `${namespace}${suffix}`;
+  const paths = components.map((c) => relative(join(scratch, name), join(MANIFESTS, 'components', c)));
+  const extra = `namespace: ${namespace}\nnameSuffix: "${suffix}"\ncomponents: [${paths.join(', ')}]\n`;
+  return applyRbacOf(kustomization(scratch, name, base, extra));
+}
+
 /** Directories holding token kubeconfigs: removed by stopAll, tokens are credentials. */
 const tokenDirs: string[] = [];
 
