@@ -15,6 +15,9 @@ const ALL: Record<string, string[]> = {
   controller: ['controller/run.ts'],
   engine: ['engine/run.ts', 'engine/e2e.ts', 'engine/hostile-model.ts'],
   api: ['api/run.ts'],
+  // API latency while 20 clients send hostile paths, headers and bodies (log redaction's cost).
+  hostile: ['api/hostile-paths.ts'],
+  log: ['log/redact.ts'],
   chat: ['chat/run.ts'],
 };
 const wanted = process.argv.slice(2);
@@ -31,6 +34,8 @@ const RESULTS: Record<string, string> = {
   'broker/durable.ts': 'broker/durable-results.json',
   'broker/redis-chunks.ts': 'broker/redis-chunks-results.json',
   'api/run.ts': 'api/results.json',
+  'api/hostile-paths.ts': 'api/hostile-results.json',
+  'log/redact.ts': 'log/results.json',
   'engine/hostile-model.ts': 'engine/hostile-model-results.json',
 };
 
