@@ -55,7 +55,11 @@ function hostile(): Hostile[] {
   const json = { 'content-type': 'application/json' };
   return [
     { name: '14 KB "a-" path, Impersonate-User', path: `/v1/${repeatTo('a-', 14_000)}`, status: 403 },
-    { name: '14 KB "eyJ"+"a." path, Impersonate-Group', path: `/v1/eyJ${repeatTo('a.', 14_000)}`, status: 403 },
+    {
+      name: '14 KB "eyJ"+"a." path, Impersonate-Group',
+      path: `/v1/eyJ${repeatTo('a.', 14_000)}`,
+      status: 403,
+    },
     {
       name: '14 KB "x://user:" path, Impersonate-User',
       path: `/v1/${repeatTo('x://user:', 14_000)}`,
