@@ -58,9 +58,17 @@ async function del(
   // Linked, not AbortSignal.any(): `signal` lives as long as the controller (pkg/http/abort).
   const linked = linkSignals(signal, AbortSignal.timeout(deps.timeoutMs));
   try {
-    const res = await (deps.fetch ?? fetch)(url, { method: 'DELETE', headers, signal: linked.signal });
+    // The Memory's headers (values from Secrets) go to its address only: a redirect is not followed
+    // (fetch would carry every header but Authorization to wherever it points).
+    const res = await (deps.fetch ?? fetch)(url, {
+      method: 'DELETE',
+      headers,
+      signal: linked.signal,
+      redirect: 'manual',
+    });
     await res.body?.cancel();
     if (res.ok || doneStatuses.includes(res.status)) return undefined;
+    if (res.status >= 300 && res.status < 400) return `HTTP ${res.status} (redirects are not followed)`;
     return `HTTP ${res.status}`;
   } catch (err) {
     const e = err as Error & { cause?: { code?: string; message?: string } };
