@@ -8,7 +8,8 @@
  *
  * Measured: the time from a Query's POST until a watch sees it end (error | done), the length of
  * its status.message, and the RSS of the `berth up` process (sampled every 50 ms: before, peak
- * during, and after the hostile queries). A query that has not ended after --query-timeout seconds
+ * during, and after the hostile queries; and the same for as many ordinary queries run first, the
+ * growth any queries cause). A query that has not ended after --query-timeout seconds
  * is counted as stalled and the run goes on.
  * Usage: node test/bench/engine/hostile-model.ts [--queries 20] [--concurrency 4] [--body-mb 2]
  *        [--query-timeout 120] [--label after]
@@ -178,9 +179,9 @@ try {
       .map((l) => l.toFixed(2))
       .join(' ')}; n=${TOTAL}, c=${CONCURRENCY}`,
   );
-  const control = await measure('ok', 'ok', 20, 1);
-  const rssBefore = rssMb(pid);
-  let peak = rssBefore;
+  await measure('warm', 'ok', 20, 1);
+  // The same number of ordinary queries first: what the process grows by anyway (caches, heap).
+  let peak = rssMb(pid);
   sampler = setInterval(() => {
     try {
       peak = Math.max(peak, rssMb(pid));
@@ -188,6 +189,11 @@ try {
       // the process ended; the run reports it below
     }
   }, 50);
+  const rssStart = peak;
+  const control = await measure('ok', 'ok', TOTAL, CONCURRENCY);
+  const controlPeak = peak;
+  const rssBefore = rssMb(pid);
+  peak = rssBefore;
   const hostile = await measure('hostile', 'hostile', TOTAL, CONCURRENCY);
   clearInterval(sampler);
   const rssAfter = rssMb(pid);
@@ -208,6 +214,7 @@ try {
     },
     controlQueryMs: { p50: Math.round(pct(okTimes, 50)), max: Math.round(okTimes.at(-1) ?? 0) },
     statusMessageChars: { max: Math.max(...hostile.samples.map((s) => s.messageLength)) },
+    controlRssMb: { before: Math.round(rssStart), peak: Math.round(controlPeak) },
     rssMb: { before: Math.round(rssBefore), peak: Math.round(peak), after: Math.round(rssAfter) },
     wallSeconds: Math.round(hostile.wallMs / 100) / 10,
   };
