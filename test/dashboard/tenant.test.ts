@@ -25,7 +25,8 @@ let prefix: string;
 
 beforeAll(async () => {
   p = await startPlatform('dash-tenant');
-  await grantMarketplaceReader(p.ns, 'alice');
+  // alice's tokens act as oidc:alice (the default OIDC_USERNAME_PREFIX).
+  await grantMarketplaceReader(p.ns, 'oidc:alice');
   p.fake.script('stream-model', { reply: REPLY, chunkDelayMs: 120 });
   prefix = `/${p.ns}`;
   const port = await freePort();

@@ -59,9 +59,10 @@ beforeAll(async () => {
   expect(createdB.status, createdB.text).toBe(201);
   keyB = createdB.body;
   secrets.push(keyA.secret_key, keyB.secret_key, OIDC_CLIENT_SECRET);
+  // The token acts as `oidc:` + its sub (the default OIDC_USERNAME_PREFIX).
   await bindMarketplaceRoles(
     nsA,
-    JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString()).sub,
+    `oidc:${JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString()).sub}`,
   );
 }, 120_000);
 
