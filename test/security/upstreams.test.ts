@@ -39,8 +39,12 @@ const TOOL_KEY = `tool-key-${crypto.randomUUID()}`;
 const MEMORY_KEY = `memory-key-${crypto.randomUUID()}`;
 const SECRET_VALUES = [MODEL_KEY, TOOL_KEY, MEMORY_KEY];
 const MB = 1024 * 1024;
-/** The most this process may grow while a hostile call runs (the caps are 1–16 MiB per call). */
-const RSS_BOUND = 64 * MB;
+/**
+ * The most this process may grow while one hostile query runs. The model cap is 16 MiB and the SDK
+ * makes three attempts, whose buffers the GC may not have reclaimed yet; without the caps the same
+ * cases grow by hundreds of MB (the servers write 64 MB/s until the timeout).
+ */
+const RSS_BOUND = 100 * MB;
 
 /** Writes `chunk` until the client goes away: 64 KiB per millisecond at most, with backpressure. */
 function endless(res: ServerResponse, chunk: Buffer) {
