@@ -3,7 +3,8 @@ import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 
 /**
- * Double-submit CSRF tokens for the state-changing auth POSTs (`/api/auth/signout`), as NextAuth's
+ * Double-submit CSRF tokens for the state-changing auth POSTs (`/api/auth/signout`,
+ * `/api/auth/federated-signout`, the header's Sign out form), as NextAuth's
  * `/api/auth/csrf`: the cookie holds `<token>.<hmac>`, the form sends `<token>`; a page on another
  * site can neither read the cookie nor forge the HMAC.
  */
