@@ -77,8 +77,10 @@ export class ApiKeyService implements ApiKeyVerifier {
 
   /**
    * The hot path: Secret from the informer cache, then the verified-key cache; bcrypt only on the
-   * first sight of a key pair, never an API server call. Active and expiry are read from the cached
-   * Secret on every call, so a revocation applies as soon as the informer delivers it.
+   * first sight of a key pair, never an API server call. Active and expiry — the key's and every
+   * ancestor's (lineage.ts) — are read from the cached Secrets on every call, before the verified-key
+   * cache, so a revocation applies as soon as the informer delivers it. New wrong secrets meet the
+   * gate's bounds (bcrypt-gate.ts) and are refused without bcrypt past them.
    */
   async verify(publicKey: string, secretKey: string): Promise<ApiKeyVerification> {
     if (!isPublicKey(publicKey) || !isSecretKey(secretKey)) return { ok: false, reason: 'malformed' };
