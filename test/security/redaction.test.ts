@@ -53,7 +53,7 @@ function hostile(): Hostile[] {
     1_000_000,
   );
   const json = { 'content-type': 'application/json' };
-  return [
+  const kinds: Hostile[] = [
     { name: '14 KB "a-" path, Impersonate-User', path: `/v1/${repeatTo('a-', 14_000)}`, status: 403 },
     {
       name: '14 KB "eyJ"+"a." path, Impersonate-Group',
@@ -116,12 +116,15 @@ function hostile(): Hostile[] {
       body: JSON.stringify({ model: 'agent/nobody', messages: [{ role: 'user', content: tokenText }] }),
       status: 404,
     },
-  ].map((h) =>
+  ];
+  return kinds.map((h) =>
     // The four path cases carry the impersonation header that makes them refused unauthenticated.
     h.status === 403 && !h.headers
       ? {
           ...h,
-          headers: { [h.name.includes('Group') ? 'impersonate-group' : 'impersonate-user']: 'system:admin' },
+          headers: {
+            [h.name.includes('Group') ? 'impersonate-group' : 'impersonate-user']: 'system:admin',
+          },
         }
       : h,
   );
