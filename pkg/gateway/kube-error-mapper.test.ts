@@ -121,3 +121,50 @@ describe('the API server out of reach', () => {
     expect((await res.json()).error.code).toBe('kubernetes_unavailable');
   });
 });
+
+describe('an object over the size etcd stores', () => {
+  // What the API server answers when a write would store more than etcd's request limit.
+  const etcdRefusal = JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    message: 'etcdserver: request is too large',
+    code: 500,
+  });
+
+  it('is 413 `object_too_large` saying why, not the API server’s 500', async () => {
+    const err = KubeError.fromResponse(
+      500,
+      etcdRefusal,
+      'patch /apis/berth.dev/v1alpha1/namespaces/n/agents/a',
+    );
+    expect(err).toMatchObject({ code: 413, reason: 'TooLarge' });
+    // The Status passed through by the generic API says the same.
+    expect(err.status).toMatchObject({ code: 413, reason: 'RequestEntityTooLarge' });
+    const { status, error } = await answer(err);
+    expect(status).toBe(413);
+    expect(error.code).toBe('object_too_large');
+    expect(error.message).toContain('1.5 MiB');
+  });
+
+  it('also past 2 MiB, where the API server’s gRPC client refuses to send it to etcd', async () => {
+    const body = JSON.stringify({
+      kind: 'Status',
+      message:
+        'rpc error: code = ResourceExhausted desc = trying to send message larger than max (2097515 vs. 2097152)',
+      code: 500,
+    });
+    expect((await answer(KubeError.fromResponse(500, body, 'create /apis/x'))).status).toBe(413);
+  });
+
+  it('as is the API server’s own 413 for a body over its limit', async () => {
+    const body = JSON.stringify({
+      kind: 'Status',
+      message: 'Request entity too large: limit is 3145728',
+      code: 413,
+    });
+    const { status, error } = await answer(KubeError.fromResponse(413, body, 'create /api/v1/x'));
+    expect(status).toBe(413);
+    expect(error.code).toBe('object_too_large');
+  });
+});

@@ -14,6 +14,7 @@ const CODE_BY_REASON: Record<KubeReason, string> = {
   BadRequest: 'bad_request',
   Gone: 'gone',
   TooManyRequests: 'rate_limited',
+  TooLarge: 'object_too_large',
   Timeout: 'timeout',
   Unavailable: 'kubernetes_unavailable',
   Unknown: 'kubernetes_error',
@@ -39,6 +40,12 @@ export function kubeErrorToHttp(err: Error): HttpError | undefined {
       400,
       'invalid_resource_version',
       `metadata.resourceVersion is not acceptable: give one the API server issued (an unsigned decimal number), and none when creating (${err.message})`,
+    );
+  if (err.reason === 'TooLarge')
+    return new HttpError(
+      413,
+      CODE_BY_REASON.TooLarge,
+      `the object would be larger than the API server stores (about 1.5 MiB; a merge patch adds to what is there): ${err.message}`,
     );
   // Anything outside 4xx/5xx (a network failure reported as 0, a redirect) is a bad gateway.
   const status = (err.code >= 400 && err.code < 600 ? err.code : 502) as ContentfulStatusCode;

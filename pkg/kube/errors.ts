@@ -9,6 +9,7 @@ export type KubeReason =
   | 'BadRequest'
   | 'Gone'
   | 'TooManyRequests'
+  | 'TooLarge'
   | 'Timeout'
   | 'Unavailable'
   | 'Unknown';
@@ -30,6 +31,15 @@ export interface KubeStatus {
   details?: { name?: string; kind?: string; causes?: StatusCause[] };
 }
 
+/**
+ * etcd's refusal of a write over its request limit (about 1.5 MiB), or, past 2 MiB, the API server's
+ * own gRPC client refusing to send it to etcd: the API server passes either on as a 500
+ * InternalError, although the size is the writer's doing. A merge PATCH adds to what is stored,
+ * so it meets this once the object has grown, not at any fixed body size: it is reported as what it
+ * is, 413 `TooLarge`, like the API server's own 413 for a body over its 3 MiB limit.
+ */
+const ETCD_TOO_LARGE = /etcdserver: request is too large|trying to send message larger than max/;
+
 const BY_CODE: Record<number, KubeReason> = {
   400: 'BadRequest',
   401: 'Unauthorized',
@@ -38,6 +48,7 @@ const BY_CODE: Record<number, KubeReason> = {
   409: 'Conflict',
   410: 'Gone',
   422: 'Invalid',
+  413: 'TooLarge',
   429: 'TooManyRequests',
   503: 'Unavailable',
   504: 'Timeout',
@@ -60,13 +71,16 @@ export class KubeError extends Error {
     return this.status.details?.causes ?? [];
   }
 
-  static fromResponse(code: number, body: unknown, context: string): KubeError {
-    let status: KubeStatus | undefined;
+  static fromResponse(answered: number, body: unknown, context: string): KubeError {
+    let parsed: KubeStatus | undefined;
     try {
-      status = (typeof body === 'string' ? JSON.parse(body) : body) as KubeStatus;
+      parsed = (typeof body === 'string' ? JSON.parse(body) : body) as KubeStatus;
     } catch {
-      status = undefined;
+      parsed = undefined;
     }
+    const tooLarge = answered === 500 && ETCD_TOO_LARGE.test(parsed?.message ?? '');
+    const code = tooLarge ? 413 : answered;
+    const status = tooLarge ? { ...parsed, reason: 'RequestEntityTooLarge', code } : parsed;
     const reason = (status?.reason === 'AlreadyExists' ? 'AlreadyExists' : BY_CODE[code]) ?? 'Unknown';
     const message = status?.message ?? (typeof body === 'string' ? body.slice(0, 300) : `HTTP ${code}`);
     return new KubeError(

@@ -12,7 +12,8 @@ import { InformerCache } from '../../pkg/kube/cache.ts';
 import { startTestBroker } from '../broker/harness.ts';
 import { createNamespace, kubeConfig } from '../support/kube.ts';
 import { captureErrors } from './capture.ts';
-import { operations, requests, type Vocabulary } from './openapi.ts';
+import { gatewayVocabulary } from './gateway-vocab.ts';
+import { operations, requests } from './openapi.ts';
 import { fuzz, fuzzCases, fuzzTimeout, liveHeap } from './runner.ts';
 import { seedCollections } from './seed.ts';
 
@@ -54,22 +55,7 @@ describe('the API service under generated requests', () => {
     async () => {
       const run = randomBytes(2).toString('hex');
       const names = [`fz${run}-a`, `fz${run}-b`];
-      const vocab: Vocabulary = {
-        known: {
-          namespace: [ns],
-          name: names,
-          resource_name: names,
-          version: ['v1', 'v1alpha1'],
-          group: ['berth.dev', 'apps'],
-          kind: ['secrets', 'configmaps', 'agents', 'queries', 'Agent'],
-          query: ['q-1'],
-          // Targets that do not exist: no engine runs here, so an existing one would never finish.
-          model: ['agent/none', 'team/none', 'model/none', 'tool/none', 'nope/x', 'agent/', 'agent'],
-          id: ['agent/none', 'model/x'],
-          public_key: ['pk-svc-nope', 'sk-svc-x'],
-        },
-        names,
-      };
+      const vocab = gatewayVocabulary(ns, names);
       const doc = await (await fetch(`${api.url}/openapi.json`)).json();
       const ops = operations(doc);
       expect(ops.length, JSON.stringify(doc).slice(0, 500)).toBeGreaterThan(50);
@@ -79,14 +65,22 @@ describe('the API service under generated requests', () => {
       expect(unseeded, 'collections without an object to fuzz').toEqual([]);
       await fuzz(target, arb, { cases: 500, errorLog: errors.lines });
       const before = await liveHeap();
+      const memBefore = process.memoryUsage();
       const stats = await fuzz(target, arb, { cases: fuzzCases(), errorLog: errors.lines });
       const after = await liveHeap();
+      const memAfter = process.memoryUsage();
       console.log(
         'api fuzz',
         JSON.stringify({
           ...stats,
           byOperation: undefined,
           heapMB: [before, after].map((x) => Math.round(x / 1e6)),
+          memoryMB: Object.fromEntries(
+            Object.entries(memAfter).map(([k, v]) => [
+              k,
+              [memBefore[k as 'rss'], v].map((x) => Math.round(x / 1e6)),
+            ]),
+          ),
         }),
       );
       expect(stats.cases).toBeGreaterThanOrEqual(fuzzCases());

@@ -31,7 +31,15 @@ export interface FuzzStats {
   byOperation: Record<string, number>;
   /** Operations that never answered 2xx: generation never got past their validation. */
   neverOk: string[];
+  /** Bad answers described (FUZZ_KEEP_GOING: the run counts them all instead of stopping at the first batch). */
+  bad: string[];
 }
+
+/**
+ * FUZZ_KEEP_GOING=1 runs every case and fails at the end with all the bad answers: how often a
+ * rare failure occurs (a race) is then measured, not just its first occurrence.
+ */
+export const keepGoing = () => process.env.FUZZ_KEEP_GOING === '1';
 
 /** Generated cases per run: FUZZ_CASES (`make test-faults` raises it), else 10,000. */
 export const fuzzCases = () => Number(process.env.FUZZ_CASES ?? 10_000);
@@ -144,14 +152,18 @@ export async function fuzz(
     /** The service's error log lines, quoted in a failure next to the request they belong to. */
     errorLog?: () => string[];
     onOutcome?: (o: Outcome) => void;
+    keepGoing?: boolean;
+    /** The run's seed (default FUZZ_SEED, else random). */
+    seed?: number;
   },
 ): Promise<FuzzStats> {
   const batch = opts.batch ?? 48;
   const socketEvery = opts.socketEvery ?? 10;
-  const stats: FuzzStats = { cases: 0, ms: 0, byStatus: {}, byOperation: {}, neverOk: [] };
+  const stats: FuzzStats = { cases: 0, ms: 0, byStatus: {}, byOperation: {}, neverOk: [], bad: [] };
+  const keep = opts.keepGoing ?? keepGoing();
   const ok = new Set<string>();
   const start = performance.now();
-  const seed = Number(process.env.FUZZ_SEED ?? Date.now() ^ (Math.random() * 2 ** 31));
+  const seed = opts.seed ?? Number(process.env.FUZZ_SEED ?? Date.now() ^ (Math.random() * 2 ** 31));
   const run = fc.assert(
     fc.asyncProperty(fc.array(arb, { minLength: batch, maxLength: batch }), async (reqs) => {
       const outcomes = await Promise.all(
@@ -168,7 +180,8 @@ export async function fuzz(
         const why = verdict(o);
         if (why) bad.push(describe(o, why, opts.errorLog?.() ?? []));
       }
-      if (bad.length) throw new Error(`${bad.length} bad answer(s):\n${bad.join('\n')}`);
+      stats.bad.push(...bad);
+      if (bad.length && !keep) throw new Error(`${bad.length} bad answer(s):\n${bad.join('\n')}`);
     }),
     { numRuns: Math.ceil(opts.cases / batch), endOnFailure: true, seed },
   );
@@ -185,6 +198,13 @@ export async function fuzz(
   }
   stats.ms = Math.round(performance.now() - start);
   stats.neverOk = Object.keys(stats.byOperation).filter((op) => !ok.has(op));
+  if (stats.bad.length)
+    throw Object.assign(
+      new Error(
+        `${stats.bad.length} bad answer(s) in ${stats.cases} cases:\n${stats.bad.join('\n')}\n(FUZZ_SEED=${seed} replays this run)`,
+      ),
+      { stats },
+    );
   return stats;
 }
 
