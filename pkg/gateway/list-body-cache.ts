@@ -12,7 +12,17 @@ export interface ListBody {
 interface Entry {
   refs: KubernetesObject[];
   body: ListBody;
+  /** What the entry holds: its JSON bytes and, at most as many again, their gzip form. */
+  cost: number;
 }
+
+export interface ListBodyCacheLimits {
+  maxEntries: number;
+  maxBytes: number;
+}
+
+/** A few namespaces' lists of 1,000 objects (~1 MB of JSON each) per route family. */
+const DEFAULT_LIMITS: ListBodyCacheLimits = { maxEntries: 512, maxBytes: 8 * 1024 * 1024 };
 
 /**
  * The serialized body of a list response, reused while the listed objects are the same. The
@@ -20,40 +30,78 @@ interface Entry {
  * "same references in the same order" means "same content": a 1,000-object list is then answered
  * without copying, stringifying or compressing anything (the benchmark's hot path). Checking costs
  * one pointer comparison per object.
+ *
+ * The key is a namespace the caller names, so what is kept is bounded by bytes as well as entries,
+ * and an empty list (any made-up namespace) is rendered each time, never kept: requests for
+ * thousands of namespaces leave nothing behind. Entries own their bytes (see `listBody`).
  */
 export class ListBodyCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly max: number;
+  private readonly limits: ListBodyCacheLimits;
+  private held = 0;
 
-  constructor(max = 512) {
-    this.max = max;
+  constructor(limits: Partial<ListBodyCacheLimits> = {}) {
+    this.limits = { ...DEFAULT_LIMITS, ...limits };
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Bytes the entries hold (each counted with room for its gzip form). */
+  get bytes(): number {
+    return this.held;
   }
 
   body(key: string, items: KubernetesObject[], render: (items: KubernetesObject[]) => string): ListBody {
     const hit = this.entries.get(key);
     if (hit && sameRefs(hit.refs, items)) return hit.body;
     const body = listBody(render(items));
-    this.entries.delete(key);
-    this.entries.set(key, { refs: items, body });
-    if (this.entries.size > this.max) {
+    this.remove(key);
+    const cost = 2 * body.json.length;
+    if (items.length === 0 || cost > this.limits.maxBytes) return body;
+    this.entries.set(key, { refs: items, body, cost });
+    this.held += cost;
+    while (this.entries.size > this.limits.maxEntries || this.held > this.limits.maxBytes) {
       const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+      if (oldest === undefined) break;
+      this.remove(oldest);
     }
     return body;
   }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.held -= entry.cost;
+  }
 }
 
+/**
+ * A list body whose bytes are its own. `Buffer.from` of a short string, and zlib's output, are
+ * slices of a pooled 64 KiB slab that other requests share: kept in a cache, each such slice would
+ * keep its whole slab alive (512 small entries held ~38 MB that way).
+ */
 export function listBody(text: string): ListBody {
-  const json = Buffer.from(text);
+  const json = ownBytes(Buffer.from(text));
   let gz: Buffer | undefined;
   return {
     json,
     etag: `"${createHash('sha1').update(json).digest('base64url')}"`,
     gzip: () => {
-      gz ??= gzipSync(json, { level: 6 });
+      gz ??= ownBytes(gzipSync(json, { level: 6 }));
       return gz;
     },
   };
+}
+
+/** An exact-size copy outside the Buffer pool (the bytes alone, no shared slab behind them). */
+function ownBytes(b: Buffer): Buffer {
+  if (b.byteOffset === 0 && b.buffer.byteLength === b.length) return b;
+  const own = Buffer.allocUnsafeSlow(b.length);
+  b.copy(own);
+  return own;
 }
 
 function sameRefs(a: KubernetesObject[], b: KubernetesObject[]): boolean {

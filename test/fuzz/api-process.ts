@@ -9,6 +9,7 @@
  * identity, unconfined).
  * `--only <regex>` keeps the operations whose `METHOD /path` matches, `--batch n` sends n at once
  * (default 48): a narrow, wide run hunts races on a few routes.
+ * `--snapshot <file>` writes a heap snapshot of the service at the end (to compare retainers).
  * Usage: node test/fuzz/api-process.ts [--cases 20000] [--samples 10] [--seed n] [--all-namespaces]
  *   [--only regex] [--batch 48] [--out file.json]
  */
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     'all-namespaces': { type: 'boolean', default: false },
     up: { type: 'boolean', default: false },
+    snapshot: { type: 'string' },
     only: { type: 'string' },
     batch: { type: 'string', default: '48' },
   },
@@ -173,6 +175,7 @@ try {
   const spaces = await inspector.evaluate<Array<Record<string, number | string>>>(
     "process.getBuiltinModule('v8').getHeapSpaceStatistics().map(s => ({ space: s.space_name, sizeMB: Math.round(s.space_size / 1e6), usedMB: Math.round(s.space_used_size / 1e6) }))",
   );
+  if (values.snapshot) await inspector.snapshot(values.snapshot);
   inspector.close();
   const fiveXX = total.bad.filter((b) => b.startsWith('answered 5'));
   const summary = {

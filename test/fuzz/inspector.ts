@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+
 /**
  * A minimal Chrome DevTools Protocol client for a child process started with `--inspect=127.0.0.1:0`:
  * enough to collect its garbage and read its live heap from outside, so a fuzz run can measure the
@@ -9,6 +11,8 @@ export interface Inspector {
   evaluate<T = unknown>(expression: string): Promise<T>;
   /** Bytes of live heap after full collections. */
   liveHeap(): Promise<number>;
+  /** Writes a heap snapshot (for DevTools' Memory tab, or a script comparing retainers). */
+  snapshot(file: string): Promise<void>;
   close(): void;
 }
 
@@ -25,8 +29,16 @@ export async function connectInspector(url: string): Promise<Inspector> {
   });
   let next = 1;
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  let chunks: string[] | undefined;
   ws.addEventListener('message', (ev) => {
-    const msg = JSON.parse(String(ev.data)) as { id?: number; result?: unknown; error?: { message: string } };
+    const msg = JSON.parse(String(ev.data)) as {
+      id?: number;
+      method?: string;
+      params?: { chunk?: string };
+      result?: unknown;
+      error?: { message: string };
+    };
+    if (msg.method === 'HeapProfiler.addHeapSnapshotChunk') chunks?.push(msg.params?.chunk ?? '');
     const p = msg.id === undefined ? undefined : pending.get(msg.id);
     if (!p) return;
     pending.delete(msg.id as number);
@@ -59,6 +71,12 @@ export async function connectInspector(url: string): Promise<Inspector> {
       }
       await send('HeapProfiler.collectGarbage');
       return (await send<{ usedSize: number }>('Runtime.getHeapUsage')).usedSize;
+    },
+    async snapshot(file) {
+      chunks = [];
+      await send('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
+      writeFileSync(file, chunks.join(''));
+      chunks = undefined;
     },
     close: () => ws.close(),
   };
