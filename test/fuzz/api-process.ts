@@ -78,8 +78,7 @@ const api = values.up
   ? spawnBerth(
       [
         'up',
-        '--namespace',
-        NS,
+        ...confine,
         '--api-port',
         '0',
         '--broker-port',
