@@ -17,6 +17,7 @@ import { LIMITS } from '../../pkg/log/index.ts';
 import { captureLogs } from '../auth/support.ts';
 import { basic, client, startService, type TestService } from '../gateway/support.ts';
 import { createNamespace } from '../support/kube.ts';
+import { atLength } from './scale.ts';
 
 const logs = captureLogs();
 let ns: string;
@@ -197,7 +198,7 @@ describe('hostile requests cost what an ordinary one does', () => {
   it('keeps an ordinary request fast while 20 hostile ones are in flight', async () => {
     const base = await baseline();
     const kinds = hostile();
-    for (let round = 0; round < 3; round++) {
+    for (let round = 0; round < atLength(3); round++) {
       const flood = Array.from({ length: 20 }, (_, i) => timed(kinds[(i + round) % kinds.length] as Hostile));
       const normal = await timed(ordinary());
       const answers = await Promise.all(flood);

@@ -17,6 +17,7 @@ import { CoreKinds } from '../../pkg/kube/kinds.ts';
 import { type Platform, startPlatform } from '../compat/platform.ts';
 import { type Client, client } from '../gateway/support.ts';
 import { kubeConfig, kubectl } from '../support/kube.ts';
+import { atLength, caseVariants } from './scale.ts';
 
 const tag = () => crypto.randomUUID().replaceAll('-', '');
 /** Every value written here; none may ever be seen by a response or by an upstream that was not meant to get it. */
@@ -144,7 +145,14 @@ afterAll(async () => {
 });
 
 describe('the generic API never returns a Secret value (item 1)', () => {
-  const spellings = ['Secret', 'secret', 'secrets', 'Secrets', 'SECRETS', 'SECRET', 'sEcReTs', 'SeCrEt'];
+  const spellings = [
+    ...new Set([
+      ...['Secret', 'secret', 'secrets', 'Secrets', 'SECRETS', 'SECRET', 'sEcReTs', 'SeCrEt'],
+      // Generated spellings: 4 in `make test`, 40 in `make test-faults`.
+      ...caseVariants('secrets', atLength(2), 1),
+      ...caseVariants('secret', atLength(2), 2),
+    ]),
+  ];
   const names = ['applied', 'berth-dashboard-auth', 'sa-token', 'marketplace-source-legacy-auth', 'unopted'];
 
   it('in every spelling, JSON and YAML, get and list', async () => {
