@@ -9,7 +9,8 @@
  * identity, unconfined).
  * `--only <regex>` keeps the operations whose `METHOD /path` matches, `--batch n` sends n at once
  * (default 48): a narrow, wide run hunts races on a few routes.
- * `--snapshot <file>` writes a heap snapshot of the service at the end (to compare retainers).
+ * `--snapshot <file>` writes heap snapshots of the service after the warm-up (`<file>` with `.start`)
+ * and at the end, to compare what the run left.
  * Usage: node test/fuzz/api-process.ts [--cases 20000] [--samples 10] [--seed n] [--all-namespaces]
  *   [--only regex] [--batch 48] [--out file.json]
  */
@@ -151,6 +152,8 @@ try {
     console.log(JSON.stringify(samples.at(-1)));
   };
   await sample(0);
+  // A snapshot after the warm-up too, so what the run added can be told from what was there.
+  if (values.snapshot) await inspector.snapshot(values.snapshot.replace(/(\.heapsnapshot)?$/, '.start$1'));
   const total: Pick<FuzzStats, 'byStatus' | 'bad'> & { cases: number } = { cases: 0, byStatus: {}, bad: [] };
   const per = Math.ceil(CASES / SAMPLES);
   for (let i = 0; i < SAMPLES; i++) {
