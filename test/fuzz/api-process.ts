@@ -137,7 +137,8 @@ try {
   const arb = requests(only ? ops.filter((o) => only.test(`${o.method} ${o.path}`)) : ops, vocab);
   const batch = Number(values.batch);
   const missed = await seedCollections(url, ops, vocab, NS);
-  if (missed.length) throw new Error(`collections not seeded: ${missed.join(', ')}`);
+  // A measurement, not the suite's check (gateway.test.ts requires every collection seeded).
+  if (missed.length) console.warn(`collections not seeded: ${missed.join(', ')}`);
   const target = { url, fetch: (r: Request) => fetch(r) };
   const baseSeed = Number(values.seed ?? Date.now() % 2 ** 31);
   await fuzz(target, arb, { cases: 500, socketEvery: 1, keepGoing: true, seed: baseSeed - 1 }).catch(
