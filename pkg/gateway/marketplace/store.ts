@@ -22,11 +22,20 @@ export type Decoded = { name: string; source: StoredSource } | { name: string; p
 export async function readMap(client: Client, namespace: string, signal?: AbortSignal): Promise<SourceMap> {
   try {
     const cm = await client.get(CONFIGMAP, { namespace, name: MARKETPLACE_SOURCES_CONFIGMAP }, { signal });
-    return { exists: true, resourceVersion: cm.metadata?.resourceVersion, data: cm.data ?? {} };
+    return { exists: true, resourceVersion: cm.metadata?.resourceVersion, data: ownKeys(cm.data) };
   } catch (err) {
-    if (isNotFound(err)) return { exists: false, data: {} };
+    if (isNotFound(err)) return { exists: false, data: ownKeys(undefined) };
     throw err;
   }
+}
+
+/**
+ * The map's keys on an object without a prototype: source names come from users, and `constructor`
+ * or `__proto__` looked up on a plain object would find Object.prototype's members (a source named
+ * `constructor` was "already there" before it was created).
+ */
+function ownKeys(data: Record<string, string> | undefined): Record<string, string> {
+  return Object.assign(Object.create(null) as Record<string, string>, data);
 }
 
 /** One key's value: a source, or why it is not one (a hand edit, a seed written by someone else). */
