@@ -1,6 +1,9 @@
+import type { Env, MiddlewareHandler } from 'hono';
+import { type BrokerAuthConfig, brokerAuth, loadBrokerAuthConfig } from '../pkg/broker/auth/index.ts';
 import { ConfigError, loadBrokerConfig } from '../pkg/broker/config.ts';
 import { startBroker } from '../pkg/broker/server.ts';
 import { shutdownGraceSeconds } from '../pkg/http/index.ts';
+import type { Logger } from '../pkg/log/index.ts';
 import { createLogger } from '../pkg/log/index.ts';
 import { catchStopSignals } from './signals.ts';
 
@@ -13,8 +16,10 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
   const signals = catchStopSignals(); // before anything listens: see cmd/signals.ts
   let config: ReturnType<typeof loadBrokerConfig>;
   let graceMs: number;
+  let authConfig: BrokerAuthConfig;
   try {
     config = loadBrokerConfig(process.env);
+    authConfig = loadBrokerAuthConfig(process.env);
     graceMs = shutdownGraceSeconds(process.env) * 1000;
   } catch (err) {
     if (err instanceof ConfigError || err instanceof RangeError) {
@@ -27,7 +32,7 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
   const logger = createLogger({ name: 'broker', level: config.logLevel });
   let broker: Awaited<ReturnType<typeof startBroker>>;
   try {
-    broker = await startBroker(config, logger);
+    broker = await startBroker(config, logger, { auth: await authMiddleware(authConfig, logger) });
   } catch (err) {
     // A backend that cannot be opened (PostgreSQL unreachable, schema not migrated): one clear
     // line, no stack; the orchestrator restarts us.
@@ -56,4 +61,31 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
     );
   };
   signals.handle(stop);
+}
+
+/**
+ * BROKER_AUTH=serviceaccount: the TokenReview client (loaded only then: a broker without auth loads
+ * no Kubernetes client) with the pod's own service account, or KUBECONFIG outside a cluster.
+ */
+async function authMiddleware(
+  cfg: BrokerAuthConfig,
+  logger: Logger,
+): Promise<MiddlewareHandler<Env> | undefined> {
+  if (cfg.mode === 'none') {
+    logger.info(
+      'BROKER_AUTH=none: every caller is served (local runs only; every manifest sets serviceaccount)',
+    );
+    return undefined;
+  }
+  const [{ KubeConfig }, { kubeTokenReviewer }] = await Promise.all([
+    import('@kubernetes/client-node'),
+    import('./broker-token-review.ts'),
+  ]);
+  const kc = new KubeConfig();
+  kc.loadFromDefault(); // KUBECONFIG, else ~/.kube/config, else in-cluster
+  logger.info(
+    { namespace: cfg.namespace, writers: cfg.writers },
+    'BROKER_AUTH=serviceaccount: callers need a berth-broker token',
+  );
+  return brokerAuth({ config: cfg, reviewer: kubeTokenReviewer(kc), logger });
 }

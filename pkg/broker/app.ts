@@ -37,6 +37,8 @@ export function createBrokerApp(deps: BrokerDeps): OpenAPIHono {
   if (deps.tracing) app.use('*', deps.tracing);
   if (deps.metrics) app.use('*', deps.metrics.middleware);
   app.use('*', requestId());
+  // BROKER_AUTH=serviceaccount: who the caller is, before anything reads a body (auth/middleware.ts).
+  if (deps.auth) app.use('*', deps.auth);
   app.use('*', refuseNewWatches(deps));
   app.use('*', bodyLimit(deps.config.bodyLimitBytes));
   // OTLP ingest scans each export for its spans' text anyway and checks the depth in that pass.

@@ -39,6 +39,8 @@ export interface BrokerDeps {
   idempotency?: IdempotencyStore;
   /** The durable storage backends and whether they answer (readiness). */
   health?: () => Promise<BackendHealth[]>;
+  /** Authenticates and authorises callers (BROKER_AUTH=serviceaccount); none: every caller is served. */
+  auth?: MiddlewareHandler<Env>;
   /** Decodes OTLP exports (on a thread of its own); inline when absent. */
   otlpDecoder?: OtlpDecoder;
 }

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Env, MiddlewareHandler } from 'hono';
 import { Drain, SseHub, shutdownFrame } from '../http/index.ts';
 import { loadServerTracing } from '../http/otel/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
@@ -29,6 +30,8 @@ export interface RunningBroker {
 export interface BrokerServerOptions {
   /** Where OTEL_EXPORTER_OTLP_* are read from (own server spans); default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Who may call (auth/middleware.ts); absent: anyone (BROKER_AUTH=none). */
+  auth?: MiddlewareHandler<Env>;
 }
 
 /** Starts the broker on `config.port` (0 = any free port) and logs `broker listening` with the port. */
@@ -68,6 +71,7 @@ export async function startBroker(
     metrics,
     tracing: tracing?.middleware,
     otlpDecoder: otlpDecoder(config.otlpDecodeThread, log),
+    auth: opts.auth,
   };
   const app = createBrokerApp(deps);
   const sweeper = setInterval(() => {

@@ -1,0 +1,103 @@
+import type { Context, MiddlewareHandler } from 'hono';
+import { HttpError } from '../../http/index.ts';
+import type { Logger } from '../../log/index.ts';
+import { tokenKey, VerdictCache } from './cache.ts';
+import type { BrokerAuthConfig } from './config.ts';
+import { BROKER_AUDIENCE, type ReviewResult, type TokenReviewer } from './reviewer.ts';
+
+/** Paths anyone may call: probes, metrics and the API description (exact, or under `/api-docs/`). */
+const OPEN = new Set(['/health', '/healthz', '/readyz', '/metrics', '/api-docs', '/openapi.json']);
+const isOpen = (path: string) => OPEN.has(path) || path.startsWith('/api-docs/');
+const READ_METHODS = new Set(['GET', 'HEAD']);
+/** Longer than any service-account JWT: refused before it costs a review. */
+const MAX_TOKEN_CHARS = 16 * 1024;
+
+export type Right = 'write' | 'read';
+
+/** Who may do what: writers everything, service accounts of the served namespace reads. */
+export function rightsOf(username: string, cfg: Pick<BrokerAuthConfig, 'writers' | 'namespace'>): Right[] {
+  if (cfg.writers.includes(username)) return ['write', 'read'];
+  if (cfg.namespace && username.startsWith(`system:serviceaccount:${cfg.namespace}:`)) return ['read'];
+  return [];
+}
+
+const unauthorized = (message: string) =>
+  new HttpError(401, 'unauthorized', message, undefined, {
+    'www-authenticate': 'Bearer realm="berth-broker"',
+  });
+
+function bearerOf(c: Context): string {
+  const header = c.req.header('authorization');
+  if (!header) throw unauthorized('a service-account token is required: Authorization: Bearer <token>');
+  const m = /^Bearer[ \t]+([^\s]+)[ \t]*$/i.exec(header);
+  if (!m?.[1]) throw unauthorized('the Authorization header is not a bearer token');
+  if (m[1].length > MAX_TOKEN_CHARS) throw unauthorized('the bearer token is not valid');
+  return m[1];
+}
+
+export interface BrokerAuthOptions {
+  config: BrokerAuthConfig;
+  reviewer: TokenReviewer;
+  logger: Logger;
+  now?: () => number;
+}
+
+/**
+ * BROKER_AUTH=serviceaccount: every request but the open paths carries a service-account token
+ * whose audience is `berth-broker`, checked by a TokenReview (verdicts cached by token hash);
+ * no or a refused token is 401, no verdict to be had is 503, an identity without the right is 403.
+ */
+export function brokerAuth(opts: BrokerAuthOptions): MiddlewareHandler {
+  const { config, reviewer, logger } = opts;
+  const cache = new VerdictCache(config.cacheTtlMs, config.cacheSize, opts.now);
+  const verdict = async (token: string): Promise<ReviewResult> => {
+    const key = tokenKey(token);
+    const hit = cache.get(key);
+    if (hit) return hit;
+    let result: ReviewResult;
+    try {
+      result = await reviewer.review(token, [BROKER_AUDIENCE]);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      logger.warn({ reason }, 'token review failed: answering 503');
+      throw new HttpError(
+        503,
+        'auth_unavailable',
+        'the token could not be checked (the Kubernetes API server did not answer); retry',
+        undefined,
+        {
+          'retry-after': '1',
+        },
+      );
+    }
+    cache.set(key, result);
+    return result;
+  };
+  return async (c, next) => {
+    if (c.req.method === 'OPTIONS' || isOpen(c.req.path)) return next();
+    const token = bearerOf(c);
+    const r = await verdict(token);
+    const valid =
+      r.authenticated && !!r.username && (r.audiences ?? [BROKER_AUDIENCE]).includes(BROKER_AUDIENCE);
+    if (!valid) {
+      logger.info({ reason: r.error ?? 'not authenticated', path: c.req.path }, 'broker token refused');
+      throw unauthorized(
+        'the bearer token is not valid for the broker (expired, revoked, or not of audience berth-broker)',
+      );
+    }
+    const username = r.username as string;
+    const need: Right = READ_METHODS.has(c.req.method) ? 'read' : 'write';
+    if (!rightsOf(username, config).includes(need)) {
+      logger.info({ user: username, method: c.req.method, path: c.req.path }, 'broker request forbidden');
+      throw new HttpError(
+        403,
+        'forbidden',
+        need === 'read'
+          ? `${username} may not read this broker (only service accounts of namespace ${config.namespace} and the controller may)`
+          : `${username} may not write to this broker (only the controller may)`,
+      );
+    }
+    c.set('brokerCaller' as never, username as never);
+    return next();
+  };
+}
