@@ -66,7 +66,7 @@ export class ModelClients {
   }
 
   /** The SDK client of a Model; throws a message naming the Model when it cannot be used. */
-  client(model: Model): OpenAI {
+  client(model: Model, lookup: ResourceLookup = this.#lookup): OpenAI {
     if (model.spec.type === 'demo') return DEMO_CLIENT;
     const ns = model.metadata.namespace ?? 'default';
     const owner = `Model ${model.metadata.name}`;
@@ -75,12 +75,12 @@ export class ModelClients {
     let apiKey = 'unused';
     const ref = model.spec.apiKey?.secretKeyRef;
     if (ref) {
-      const v = lookupSecret(this.#lookup, ns, ref, `${owner}: API key`);
+      const v = lookupSecret(lookup, ns, ref, `${owner}: API key`);
       if (v === undefined)
         throw new Error(`${owner}: API key Secret ${ref.name} key ${ref.key} does not exist`);
       apiKey = v;
     }
-    const headers = resolveHeaders(model.spec.headers, ns, this.#lookup, owner);
+    const headers = resolveHeaders(model.spec.headers, ns, lookup, owner);
     const key = createHash('sha256')
       .update(JSON.stringify([ns, model.metadata.name, model.spec, apiKey, headers]))
       .digest('hex');

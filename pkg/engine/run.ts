@@ -5,6 +5,7 @@
  */
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ANNOTATION_STREAMING, type Query } from '../api/index.ts';
+import { redactValues } from '../log/index.ts';
 import { ChunkStream } from './chunks.ts';
 import type { QueryOutcome, RunContext } from './contract.ts';
 import { durationField } from './duration.ts';
@@ -15,6 +16,7 @@ import {
   cut,
   type EngineDeps,
   errorMessage,
+  recordingLookup,
   type Scope,
   type TargetResult,
   toModelMessages,
@@ -49,9 +51,10 @@ function makeScope(deps: EngineDeps, query: Query, signal: AbortSignal, deadline
     sessionId: query.spec?.sessionId || name,
   };
   const log = deps.logger.child({ query: name, namespace });
+  const secrets = new Set<string>();
   const streaming = query.metadata.annotations?.[ANNOTATION_STREAMING] === 'true';
   return {
-    deps,
+    deps: { ...deps, lookup: recordingLookup(deps.lookup, secrets) },
     query,
     namespace,
     name,
@@ -59,6 +62,7 @@ function makeScope(deps: EngineDeps, query: Query, signal: AbortSignal, deadline
     deadline,
     stream: streaming && deps.brokerUrl ? new ChunkStream(deps.brokerUrl, name, deps.http, log) : undefined,
     usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+    secrets,
     log,
     emit(reason, message, extra = {}, warning = false) {
       deps.events?.enqueue(`${namespace}/${name}`, {
@@ -228,10 +232,11 @@ async function fail(
     o.root.setStatus({ code: SpanStatusCode.ERROR, message });
     return { phase: 'canceled', message, conversationId: o.conversationId };
   }
-  // Whatever an upstream answered, the status message, events and logs stay small.
+  // Whatever an upstream answered, the status message, events and logs stay small, and hold none of
+  // the credentials the query sent (an upstream may quote the key it was given).
   const message = o.timedOut
     ? `query timed out after ${o.timeoutText} (spec.timeout)`
-    : boundedText(errorMessage(err));
+    : boundedText(redactValues(errorMessage(err), scope.secrets));
   scope.stream?.error({
     message,
     type: o.timedOut ? 'timeout_error' : 'server_error',

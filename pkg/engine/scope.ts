@@ -31,6 +31,11 @@ export interface Scope {
   stream: ChunkStream | undefined;
   /** Summed over every model call of the query. */
   usage: TokenUsage;
+  /**
+   * Every Secret value this query's calls were given (keys, header values): scrubbed from what an
+   * upstream says back before it becomes the Query's status, events or the compat API's error.
+   */
+  secrets: Set<string>;
   log: Logger;
   emit(reason: string, message: string, extra?: Record<string, unknown>, warning?: boolean): void;
 }
@@ -74,4 +79,20 @@ export function toModelMessages(messages: StoredMessage[]): ChatCompletionMessag
 /** OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` for function and participant names; Kubernetes names may hold dots. */
 export function sanitizeName(name: string): string {
   return name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64);
+}
+
+/** `lookup`, remembering into `seen` every Secret value it hands out. */
+export function recordingLookup(lookup: ResourceLookup, seen: Set<string>): ResourceLookup {
+  return {
+    agent: (ns, name) => lookup.agent(ns, name),
+    team: (ns, name) => lookup.team(ns, name),
+    model: (ns, name) => lookup.model(ns, name),
+    tool: (ns, name) => lookup.tool(ns, name),
+    memory: (ns, name) => lookup.memory(ns, name),
+    secretValue: (ns, name, key) => {
+      const v = lookup.secretValue(ns, name, key);
+      if (v !== undefined) seen.add(v);
+      return v;
+    },
+  };
 }

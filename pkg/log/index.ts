@@ -2,7 +2,16 @@ import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'p
 import { redact, redactString } from './redact.ts';
 
 export type { Logger } from 'pino';
-export { capString, LIMITS, REDACTED, redact, redactString, scrubTokens, TRUNCATED } from './redact.ts';
+export {
+  capString,
+  LIMITS,
+  REDACTED,
+  redact,
+  redactString,
+  redactValues,
+  scrubTokens,
+  TRUNCATED,
+} from './redact.ts';
 
 export interface LogOptions {
   level?: string;

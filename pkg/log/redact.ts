@@ -131,3 +131,17 @@ function walk(value: unknown, depth: number, w: Walk): unknown {
   if (keys.length > LIMITS.entries) out['…'] = `[${keys.length - LIMITS.entries} more keys]`;
   return out;
 }
+
+/**
+ * `text` with every occurrence of the given secret values replaced, then scrubbed of token formats.
+ * For what an upstream says back: a model or evaluator that quotes the credential it was sent
+ * ("Incorrect API key provided: Bearer …") would otherwise put the value into a Query's status, its
+ * events and the compat API's error, which every reader of the namespace sees. Values shorter than
+ * 3 characters are not secrets worth garbling a message for.
+ */
+export function redactValues(text: string, values: Iterable<string>): string {
+  let out = capString(text);
+  const sorted = [...new Set(values)].filter((v) => v.length >= 3).sort((a, b) => b.length - a.length);
+  for (const v of sorted) if (out.includes(v)) out = out.split(v).join(REDACTED);
+  return scrubTokens(out);
+}

@@ -37,7 +37,10 @@ const NS = 'upstreams';
 const MODEL_KEY = `sk-upstream-${crypto.randomUUID()}`;
 const TOOL_KEY = `tool-key-${crypto.randomUUID()}`;
 const MEMORY_KEY = `memory-key-${crypto.randomUUID()}`;
-const SECRET_VALUES = [MODEL_KEY, TOOL_KEY, MEMORY_KEY];
+// Formats no redaction pattern knows: only the engine's memory of what it sent can hide them.
+const OPAQUE_KEY = `opaque-${crypto.randomUUID()}`;
+const OPAQUE_HEADER = `hdr-${crypto.randomUUID()}`;
+const SECRET_VALUES = [MODEL_KEY, TOOL_KEY, MEMORY_KEY, OPAQUE_KEY, OPAQUE_HEADER];
 const MB = 1024 * 1024;
 /**
  * The most this process may grow while one hostile query runs. The model cap is 16 MiB and the SDK
@@ -94,6 +97,8 @@ const secrets: Record<string, string> = {
   'model-key': MODEL_KEY,
   'tool-key': TOOL_KEY,
   'memory-key': MEMORY_KEY,
+  'opaque-key': OPAQUE_KEY,
+  'opaque-header': OPAQUE_HEADER,
 };
 /** The engine's view of the cluster: these objects, and Secrets that opted in. */
 const lookup: ResourceLookup = {
@@ -162,6 +167,16 @@ beforeAll(async () => {
           endless(res, sseChunk);
         } else if (name === 'redirect-away')
           res.writeHead(307, { location: `${elsewhere.url}/v1/chat/completions` }).end();
+        else if (name === 'echo-key')
+          // As OpenAI answers a wrong key: quoting what it was sent.
+          res.writeHead(401, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              error: {
+                message: `Incorrect API key provided: ${req.headers.authorization}; header ${req.headers['x-org']}`,
+                type: 'invalid_request_error',
+              },
+            }),
+          );
         else if (name === 'downgrade')
           res.writeHead(307, { location: `${plain.url}/v1/chat/completions` }).end();
         else res.writeHead(200, { 'content-type': 'application/json' }).end(completion);
@@ -215,6 +230,18 @@ beforeAll(async () => {
         apiKey: { secretKeyRef: { name: 'model-key', key: 'token' } },
       },
     });
+  models.set('echo-key', {
+    apiVersion: API_VERSION,
+    kind: 'Model',
+    metadata: meta('echo-key'),
+    spec: {
+      type: 'openai',
+      model: 'echo-key',
+      baseUrl,
+      apiKey: { secretKeyRef: { name: 'opaque-key', key: 'token' } },
+      headers: [{ name: 'x-org', valueFrom: { secretKeyRef: { name: 'opaque-header', key: 'token' } } }],
+    },
+  });
   const headers = [
     { name: 'x-api-key', valueFrom: { secretKeyRef: { name: 'tool-key', key: 'token' } } },
     { name: 'x-tenant', value: 'literal-but-configured' },
@@ -356,6 +383,20 @@ describe('answers that never end', () => {
     } finally {
       await http.close();
     }
+  });
+});
+
+describe('an upstream quoting the credentials it was sent', () => {
+  it('never puts them into the outcome: status message, events, stream error', async () => {
+    const q = query({ type: 'model', name: 'echo-key' }, { streaming: true });
+    const out = await engine.run(q, { signal: new AbortController().signal });
+    expect(out.phase).toBe('error');
+    const message = (out as { message: string }).message;
+    // The model did see the values (the test is not vacuous), and said them back ...
+    expect(model.seen.some((r) => r.headers.authorization === `Bearer ${OPAQUE_KEY}`)).toBe(true);
+    expect(message).toMatch(/Incorrect API key provided: Bearer \[REDACTED\]; header \[REDACTED\]/);
+    // ... and neither reaches what readers of the namespace see.
+    for (const v of SECRET_VALUES) expect(message).not.toContain(v);
   });
 });
 

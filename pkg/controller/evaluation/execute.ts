@@ -8,7 +8,7 @@ import { type Evaluation, Kinds } from '../../api/index.ts';
 import type { EngineFetch } from '../../engine/http.ts';
 import { boundedText } from '../../engine/upstream.ts';
 import { type Client, patchStatus } from '../../kube/client/index.ts';
-import { type Logger, truncateForLog } from '../../log/index.ts';
+import { type Logger, redactValues, truncateForLog } from '../../log/index.ts';
 import { RUNNING_STATUS_DELAY_MS } from '../query/running-status.ts';
 import type { Run } from '../query/runs.ts';
 import { callEvaluator } from './call.ts';
@@ -71,6 +71,9 @@ export async function execute(deps: ExecuteDeps, x: Execution): Promise<Evaluati
     { url: target.url, type: subject.type, input: truncateForLog(subject.input) },
     'calling the evaluator',
   );
+  // An evaluator may quote the headers it was sent (values from Secrets) in its error answers: none
+  // of them reaches the Evaluation's status, events or logs.
+  const scrub = (text: string) => redactValues(text, Object.values(target.headers));
   let outcome: EvaluationOutcome;
   try {
     const { result, attempts } = await callEvaluator({
@@ -88,15 +91,16 @@ export async function execute(deps: ExecuteDeps, x: Execution): Promise<Evaluati
       retryMaxMs: deps.retryMaxMs,
       onAttempt: (n) => trace.attempt(n),
       onRetry: (n, problem, delayMs) => {
-        log.warn({ attempt: n, problem, retryInMs: delayMs }, 'evaluator call failed; retrying');
-        live.retrying(`evaluator call ${n} failed (${problem}); retrying`);
+        const said = scrub(problem);
+        log.warn({ attempt: n, problem: said, retryInMs: delayMs }, 'evaluator call failed; retrying');
+        live.retrying(`evaluator call ${n} failed (${said}); retrying`);
       },
     });
     outcome = { phase: 'done', result, attempts };
   } catch (err) {
     outcome = run.ctl.signal.aborted
       ? { phase: 'canceled', message: `evaluation ${run.abortReason ?? 'canceled'}` }
-      : { phase: 'error', message: boundedText(err instanceof Error ? err.message : String(err)) };
+      : { phase: 'error', message: boundedText(scrub(err instanceof Error ? err.message : String(err))) };
   }
   live.stop();
   const ms = Date.now() - run.startedAt;

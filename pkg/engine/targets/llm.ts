@@ -43,7 +43,7 @@ export async function callModel(
   messages: ChatCompletionMessageParam[],
   opts: { tools?: ChatCompletionTool[]; agent?: string },
 ): Promise<ModelAnswer> {
-  const client = scope.deps.models.client(model);
+  const client = scope.deps.models.client(model, scope.deps.lookup);
   const who = { model: model.metadata.name, providerModel: model.spec.model, agent: opts.agent };
   scope.emit('LLMCallStart', `Calling model ${model.metadata.name}`, { ...who, messages: messages.length });
   const started = performance.now();
