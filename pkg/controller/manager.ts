@@ -84,7 +84,7 @@ function addEvaluations(
   common: { logger: Logger; metrics: ControllerMetrics },
 ) {
   const { cache, client } = mgr;
-  const http = evaluationHttp();
+  const http = evaluationHttp(opts.brokerUrl);
   const telemetry = new EvaluationTelemetry({ brokerUrl: opts.brokerUrl, http, logger: common.logger });
   const deps = {
     client,

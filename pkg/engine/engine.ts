@@ -7,6 +7,7 @@
  * It owns the shared HTTP client (keep-alive, extra CAs), the model client cache, the event queue and
  * the tracer provider; `close()` drains events and spans and releases connections.
  */
+import { type BrokerCredentials, brokerCredentials } from '../http/service-token/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import type { QueryEngine, QueryOutcome, ResourceLookup, RunContext } from './contract.ts';
 import { EventQueue, type EventQueueStats } from './event-queue.ts';
@@ -21,6 +22,8 @@ export interface QueryEngineOptions {
   lookup: ResourceLookup;
   /** Broker base URL (BROKER_URL) for chunks, events and traces (spans go elsewhere when OTEL_* says so). */
   brokerUrl?: string;
+  /** The token sent to the broker (chunks, events, traces, memory calls to it); default: BROKER_TOKEN_FILE. */
+  brokerCredentials?: BrokerCredentials;
   /** Extra trusted CA certificates (PEM) for models, tools and memories, on top of the default store. */
   ca?: string | string[];
   logger?: Logger;
@@ -54,8 +57,10 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
   const logger = opts.logger ?? createLogger({ name: 'engine' });
   const brokerUrl = opts.brokerUrl?.replace(/\/+$/, '') || undefined;
   if (!brokerUrl) logger.warn('no broker URL: chunks, events and traces of queries are not recorded');
-  const http = createHttpClient({ ca: opts.ca, limits: opts.limits, env: opts.env });
-  const tracing = createTracing(brokerUrl, opts.serviceName ?? 'berth-controller', opts.env);
+  const credentials = opts.brokerCredentials ?? brokerCredentials([brokerUrl], opts.env);
+  const brokerAuth = (url: URL) => credentials.headersFor(url);
+  const http = createHttpClient({ ca: opts.ca, limits: opts.limits, env: opts.env, brokerAuth });
+  const tracing = createTracing(brokerUrl, opts.serviceName ?? 'berth-controller', opts.env, brokerAuth);
   if (tracing.target && tracing.target.source !== 'default') {
     const u = new URL(tracing.target.url);
     // The endpoint without its query string or headers: those may carry credentials.

@@ -80,11 +80,23 @@ export interface HttpClientOptions {
   /** Byte caps of answers; unset ones come from the environment (ENGINE_MAX_*), else the defaults. */
   limits?: Partial<UpstreamLimits>;
   env?: NodeJS.ProcessEnv;
+  /**
+   * The broker's `Authorization` for a URL that is a broker, `{}` for any other (BrokerCredentials):
+   * added to postJson, upload and send (events, chunks, memory calls), never to model or tool calls.
+   */
+  brokerAuth?: (url: URL) => Record<string, string>;
 }
 
 export function createHttpClient(opts: HttpClientOptions = {}): HttpClient {
   const limits = upstreamLimits(opts.limits, opts.env);
   const limitsOf = (kind: UpstreamKind) => ({ answer: answerLimit(limits, kind), error: limits.errorBytes });
+  // A header the caller set itself (a Memory's own Authorization) wins over the broker token.
+  const withBrokerAuth = (url: URL, headers: Record<string, string>) => {
+    const auth = opts.brokerAuth?.(url);
+    if (!auth?.authorization || Object.keys(headers).some((k) => k.toLowerCase() === 'authorization'))
+      return headers;
+    return { ...headers, ...auth };
+  };
   const dispatcher = new Agent({
     // One SecureContext for all connections: building one from ~150 root certificates per TLS
     // connection was the largest cost of a query in the benchmark. Every connection (redirect hops
@@ -120,12 +132,9 @@ export function createHttpClient(opts: HttpClientOptions = {}): HttpClient {
   const request = (req: OutgoingRequest, call: UpstreamCall = { kind: 'other' }) =>
     requestFollowing(dispatcher, req, redirectRule(call));
   const postJson: PostJson = async (url, body) => {
-    const { res } = await request({
-      url: new URL(url),
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body,
-    });
+    const u = new URL(url);
+    const headers = withBrokerAuth(u, { 'content-type': 'application/json' });
+    const { res } = await request({ url: u, method: 'POST', headers, body });
     await res.body.dump();
     return res.statusCode;
   };
@@ -133,7 +142,7 @@ export function createHttpClient(opts: HttpClientOptions = {}): HttpClient {
   // Request, Headers and web streams were the engine's largest own cost per chat completion.
   const send: SendText = async (url, init) => {
     const u = new URL(url);
-    const headers = withTraceparentRecord(init.headers);
+    const headers = withBrokerAuth(u, withTraceparentRecord(init.headers));
     const call = init.upstream ?? { kind: 'other' };
     if (!u.username && !u.password) {
       const { res } = await request({ url: u, ...init, headers }, call);
@@ -159,8 +168,9 @@ export function createHttpClient(opts: HttpClientOptions = {}): HttpClient {
     const body = new PassThrough();
     // A failed request destroys the body; later writes must not raise an unhandled 'error'.
     body.on('error', () => {});
-    const headers = withTraceparentRecord({ 'content-type': contentType });
-    const status = request({ url: new URL(url), method: 'POST', headers, body }).then(async ({ res }) => {
+    const u = new URL(url);
+    const headers = withBrokerAuth(u, withTraceparentRecord({ 'content-type': contentType }));
+    const status = request({ url: u, method: 'POST', headers, body }).then(async ({ res }) => {
       await res.body.dump();
       return res.statusCode;
     });

@@ -35,10 +35,12 @@ export function createTracing(
   brokerUrl: string | undefined,
   serviceName: string,
   env: NodeJS.ProcessEnv = process.env,
+  /** The broker token for the exports, when the traces URL is a broker (BrokerCredentials.headersFor). */
+  brokerAuth?: (url: URL) => Record<string, string>,
 ): Tracing {
   const fallback = brokerUrl ? `${brokerUrl.replace(/\/+$/, '')}/v1/traces` : undefined;
   const target = otlpTracesTarget(env, fallback);
-  const provider = createTracerProvider(serviceName, target);
+  const provider = createTracerProvider(serviceName, target, brokerAuth);
   return {
     tracer: provider.getTracer('berth-engine'),
     target,

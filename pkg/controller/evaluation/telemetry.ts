@@ -4,12 +4,14 @@
  * `GET /events/{name}` returns them) through the engine's EventQueue, and one trace per evaluation
  * (root span `evaluation`, a child `evaluator.call` per attempt) exported over OTLP.
  */
+
 import { ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Evaluation } from '../../api/index.ts';
 import { EventQueue } from '../../engine/event-queue.ts';
 import { createHttpClient, type HttpClient } from '../../engine/http.ts';
 import { cut } from '../../engine/scope.ts';
 import { createTracing, SESSION_ATTRIBUTE, startRootSpan, type Tracing } from '../../engine/tracing.ts';
+import { brokerCredentials } from '../../http/service-token/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { AttemptError } from './call.ts';
 import type { EvaluationOutcome } from './status.ts';
@@ -31,7 +33,10 @@ export class EvaluationTelemetry {
     this.#events = brokerUrl
       ? new EventQueue({ url: brokerUrl, post: opts.http.postJson, logger: opts.logger })
       : undefined;
-    this.#tracing = opts.tracing ?? createTracing(brokerUrl, 'berth-controller');
+    const credentials = brokerCredentials([brokerUrl]);
+    this.#tracing =
+      opts.tracing ??
+      createTracing(brokerUrl, 'berth-controller', process.env, (url) => credentials.headersFor(url));
   }
 
   /** Starts an evaluation's trace and sends EvaluationStart. */
@@ -128,4 +133,8 @@ function endAttempt(span: Span, err?: AttemptError): void {
 }
 
 /** The HTTP client evaluator calls and event posts share (keep-alive across evaluations). */
-export const evaluationHttp = (): HttpClient => createHttpClient();
+/** Evaluator calls, and events to the broker with its token (BROKER_TOKEN_FILE) when there is one. */
+export const evaluationHttp = (brokerUrl?: string): HttpClient => {
+  const credentials = brokerCredentials([brokerUrl]);
+  return createHttpClient({ brokerAuth: (url) => credentials.headersFor(url) });
+};

@@ -1,6 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { DEFAULT_MEMORY_NAME, Kinds, type Memory, type Query } from '../../api/index.ts';
 import { linkSignals } from '../../http/index.ts';
+import { type BrokerCredentials, brokerAuthHeaders } from '../../http/service-token/index.ts';
 import { ignoreNotFound, type Reader } from '../../kube/client/index.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
 import { engineSecretValue } from '../lookup.ts';
@@ -14,6 +15,15 @@ export interface PurgeDeps {
   /** Per-request timeout. */
   timeoutMs: number;
   fetch?: typeof fetch;
+  /** The token for broker addresses (BROKER_URL and its Service names); default from BROKER_TOKEN_FILE. */
+  credentials?: BrokerCredentials;
+}
+
+/** The broker's Authorization when `url` is the broker (never a third-party Memory), unless one is set. */
+function withBrokerAuth(deps: PurgeDeps, url: string, headers: Record<string, string>) {
+  if (Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')) return headers;
+  const auth = deps.credentials ? deps.credentials.headersFor(url) : brokerAuthHeaders(deps.brokerUrl, url);
+  return { ...headers, ...auth };
 }
 
 /** One part of a query's broker data; `error` says why it could not be purged (yet). */
@@ -62,7 +72,7 @@ async function del(
     // (fetch would carry every header but Authorization to wherever it points).
     const res = await (deps.fetch ?? fetch)(url, {
       method: 'DELETE',
-      headers,
+      headers: withBrokerAuth(deps, url, headers),
       signal: linked.signal,
       redirect: 'manual',
     });

@@ -3,6 +3,7 @@ import { type SSEStreamingApi, streamSSE } from 'hono/streaming';
 import { type Dispatcher, request } from 'undici';
 import type { Query } from '../../api/index.ts';
 import { linkSignals } from '../../http/index.ts';
+import { brokerAuthHeaders } from '../../http/service-token/index.ts';
 import type { GatewayDeps } from '../deps.ts';
 import type { ChatRecorder } from '../metrics.ts';
 import { chunkWriter } from './chunk-writer.ts';
@@ -56,7 +57,8 @@ async function openBrokerStream(brokerUrl: string, id: string, signal: AbortSign
   url.search = 'from-beginning=true&wait-for-query=60';
   let res: Dispatcher.ResponseData;
   try {
-    res = await request(url, { headers: { accept: 'text/event-stream' }, signal });
+    const headers = { accept: 'text/event-stream', ...brokerAuthHeaders(brokerUrl, url) };
+    res = await request(url, { headers, signal });
   } catch (err) {
     throw new CompatError(
       503,

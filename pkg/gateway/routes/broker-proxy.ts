@@ -1,5 +1,6 @@
 import type { Context } from 'hono';
 import { type AnyOpenAPIHono, requestIdOf, sendError, shutdownFrame } from '../../http/index.ts';
+import { brokerAuthHeaders } from '../../http/service-token/index.ts';
 import type { GatewayDeps } from '../deps.ts';
 
 const READABLE = /^(messages|conversations|memory-status|stream|traces|events|sessions)(\/|$)/;
@@ -32,7 +33,12 @@ export function mountBrokerProxy(app: AnyOpenAPIHono, deps: GatewayDeps) {
       );
     const url = new URL(`${deps.brokerUrl.replace(/\/$/, '')}/${rest}`);
     url.search = new URL(c.req.url).search;
-    const headers: Record<string, string> = { accept: c.req.header('accept') ?? '*/*' };
+    // The API's own token (audience berth-broker), never the client's credentials: the broker lets the
+    // service accounts of its namespace read (docs/security.md "Broker authentication").
+    const headers: Record<string, string> = {
+      accept: c.req.header('accept') ?? '*/*',
+      ...brokerAuthHeaders(deps.brokerUrl, url),
+    };
     const lastEventId = c.req.header('last-event-id');
     if (lastEventId) headers['last-event-id'] = lastEventId;
     const rid = requestIdOf(c);

@@ -10,14 +10,19 @@ import { RedactingSpanExporter } from '../../log/redact-span.ts';
 import type { OtlpTarget } from './target.ts';
 
 /** A tracer provider exporting to `target` in batches; without a target spans are made and dropped. */
-export function createTracerProvider(serviceName: string, target: OtlpTarget | undefined): TracerProvider {
+export function createTracerProvider(
+  serviceName: string,
+  target: OtlpTarget | undefined,
+  /** Extra headers per export (a broker token that rotates), asked for the target URL each time. */
+  auth?: (url: URL) => Record<string, string>,
+): TracerProvider {
+  const url = target ? new URL(target.url) : undefined;
+  const headers = auth && target && url ? async () => ({ ...auth(url), ...target.headers }) : target?.headers;
   const spanProcessors = target
     ? [
         new BatchSpanProcessor({
           // Trace redaction (the spec): spans leave scrubbed like log lines (pkg/log/redact-span.ts).
-          exporter: new RedactingSpanExporter(
-            new OTLPTraceExporter({ url: target.url, headers: target.headers }),
-          ),
+          exporter: new RedactingSpanExporter(new OTLPTraceExporter({ url: target.url, headers })),
           // Short delay: the dashboard shows a query's trace while it is fresh; batches still bound requests.
           scheduledDelayMillis: 500,
           maxExportBatchSize: 512,
