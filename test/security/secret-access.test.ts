@@ -270,7 +270,23 @@ describe('the Secrets API mints no credential (item 2)', () => {
       expect(r.status, method).toBe(400);
       expect(r.body.error.message).toContain('kubernetes.io/service-account-token');
     }
+    const deleted = await api.call('DELETE', `${secrets()}/sa-token`);
+    expect(deleted.status).toBe(400);
     expect(await adminValue('sa-token', 'token')).toBe(V.saToken);
+  });
+
+  it('refuses an update that would change a Secret type, instead of ignoring it', async () => {
+    const name = `typed-${tag().slice(0, 8)}`;
+    expect((await api.post(secrets(), { name, stringData: { a: 'b' } })).status).toBe(201);
+    for (const method of ['PUT', 'PATCH'] as const)
+      for (const type of ['kubernetes.io/service-account-token', 'kubernetes.io/tls', 'opaque']) {
+        const r = await api.call(method, `${secrets()}/${name}`, { type, stringData: { a: 'c' } });
+        expect(r.status, `${method} ${type}`).toBe(400);
+        expect(r.body.error.message).toContain('cannot be changed');
+      }
+    const same = await api.call('PUT', `${secrets()}/${name}`, { type: 'Opaque', stringData: { a: 'd' } });
+    expect(same.status, same.text).toBe(200);
+    expect(same.body.type).toBe('Opaque');
   });
 
   it('marketplace credential Secrets exist only for the marketplace endpoints (by label or by name)', async () => {

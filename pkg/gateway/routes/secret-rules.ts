@@ -70,11 +70,16 @@ export function checkMetadata(meta: WrittenMeta | undefined): void {
  * Throws 400 for a change of a Secret whose type this API does not create: emptying a
  * service-account token Secret, say, would have the token controller fill in a fresh token.
  */
-export function checkChangeable(current: V1Secret): void {
+export function checkChangeable(current: V1Secret, requestedType?: string): void {
   const type = current.type ?? 'Opaque';
   if (!CREATABLE_SECRET_TYPES.includes(type))
     throw refuse(
       `secret ${current.metadata?.name} has type ${type}, which this API does not change; types it manages: ${CREATABLE_SECRET_TYPES.join(', ')}`,
+    );
+  // Kubernetes keeps a Secret's type for life; a different one in an update is refused, not ignored.
+  if (requestedType !== undefined && requestedType !== type)
+    throw refuse(
+      `secret ${current.metadata?.name} has type ${type}; a Secret's type cannot be changed (got ${JSON.stringify(requestedType.slice(0, 80))})`,
     );
 }
 

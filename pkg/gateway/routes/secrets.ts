@@ -125,11 +125,11 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
   const update = (method: 'put' | 'patch') =>
     item.write(
       method,
-      writeBody.omit({ name: true, type: true }),
+      writeBody.omit({ name: true }),
       { status: 200, description: 'Updated', schema: secretView },
       async (c, { namespace, name }, b) => {
         const current = await own(namespace, name);
-        checkChangeable(current);
+        checkChangeable(current, b.type);
         checkMetadata(b.metadata);
         // PUT replaces every value, so it may set the opt-in label; a PATCH keeps values it did not write.
         if (method === 'patch') checkPatchOptIn(current, b.metadata);
@@ -160,7 +160,8 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
   update('patch');
 
   item.read('delete', { status: 204, description: 'Deleted' }, async (c, { namespace, name }) => {
-    await own(namespace, name);
+    // Types this API does not manage (service-account tokens, …) are not deleted here either.
+    checkChangeable(await own(namespace, name));
     const res = await deps.client.delete(SECRET, { namespace, name });
     await settle(deps, SECRET, namespace, res, { deleted: true, name });
     return c.body(null, 204);
