@@ -23,6 +23,8 @@ export interface QueryStreamOptions {
   waitSeconds: number | undefined;
   maxChunkSize: number | undefined;
   idleMs: number;
+  /** Where a live-only reader starts (`watchHead`: the store's committed position, read by the route). */
+  head: number;
 }
 
 const errorFrame = (message: string, code: string, type = 'timeout_error') =>
@@ -168,7 +170,7 @@ export function serveQueryStream(
     topic: queryTopic(query),
     sink,
     after,
-    head: store.head(),
+    head: opts.head,
     deliver,
     // `deliver` frames from the record itself, so replayed items need no frame of their own.
     replay: async (from, n) =>

@@ -120,6 +120,16 @@ export class RedisChunkStore implements ChunkStore {
     return this.#head;
   }
 
+  /**
+   * The sequence counter: the append and complete scripts raise it and XADD in one atomic step, so
+   * every record acknowledged by any replica is at or below it (start of a live-only watch; this
+   * replica's reader may not have read those records yet). 503 while Redis is down.
+   */
+  async committedHead(): Promise<number> {
+    const v = await this.#run(this.#cmd.get(this.#key('seq')));
+    return Math.max(this.#head, Number(v ?? 0));
+  }
+
   onAppend(listener: (c: StoredChunk) => void): void {
     this.#listeners.push(listener);
   }

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { type AnyOpenAPIHono, HttpError, mediaTypeOf, route, sendError } from '../../http/index.ts';
 import { boolParam, DEFAULT_LIMIT, listQueryShape, pageResponse } from '../core/list.ts';
 import { mountPurgeAll } from '../core/routes.ts';
-import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
+import { replayOf, serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
 import { ChunkParseError, parseJsonChunks, readNdjson } from './ndjson.ts';
@@ -69,7 +69,7 @@ export function mountChunkRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
         return serveWatch(c, watchDeps(deps), {
           topic: CHUNKS_TOPIC,
           after,
-          head: store.head(),
+          head: await watchHead(after, store),
           filter: q.query === undefined ? undefined : (e: StoredChunk) => e.query === q.query,
           replay: replayOf(async (from, n) => (await store.page(q.query, from, n)).items, chunkMeta),
         });
@@ -109,6 +109,7 @@ export function mountChunkRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
         waitSeconds: q['wait-for-query'],
         maxChunkSize: q['max-chunk-size'],
         idleMs: deps.config.sse.streamIdleMs,
+        head: await watchHead(undefined, store),
       });
     },
   );

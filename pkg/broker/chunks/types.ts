@@ -29,6 +29,8 @@ export type CompleteResult = 'completed' | 'already_completed' | 'unknown';
  */
 export interface ChunkStore {
   head(): number;
+  /** Durable backends: the committed position of the shared store (see core/watch-route `watchHead`). */
+  committedHead?(): Promise<number>;
   /** Opens (or re-opens after completion) the stream of a query and stores chunks in order. */
   append(query: string, chunks: Record<string, unknown>[]): Promise<StoredChunk[]>;
   complete(query: string): Promise<{ result: CompleteResult; marker?: StoredChunk }>;

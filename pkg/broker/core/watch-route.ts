@@ -34,6 +34,29 @@ export function watchStart(
   return q['from-beginning'] ? 0 : undefined;
 }
 
+/** What a live-only watch needs from a store to know where it starts. */
+export interface HeadSource {
+  /** This process's feed watermark: what its listeners have seen. */
+  head(): number;
+  /**
+   * The shared store's committed position (durable backends): every write acknowledged by any
+   * replica has a sequence at or below it. Rejects with 503 while the store is unreachable.
+   */
+  committedHead?(): Promise<number>;
+}
+
+/**
+ * Where a live-only watch starts. A replica's feed may lag behind a write another replica has
+ * already acknowledged; starting at the feed's watermark would push that earlier write to the new
+ * watcher when the feed catches up. So a durable store is asked for its committed position at the
+ * moment the watch opens (before the SSE response opens, so an outage is a clear 503), and feed
+ * items at or below it are dropped by the subscription. A replaying watch (`after` set) needs none.
+ */
+export async function watchHead(after: number | undefined, store: HeadSource): Promise<number> {
+  if (after !== undefined || !store.committedHead) return store.head();
+  return Math.max(store.head(), await store.committedHead());
+}
+
 /** History entries as hub items (framed per replay; live items are framed once by the hub). */
 export function replayOf<E extends Entry, M>(
   page: (after: number, limit: number) => E[] | Promise<E[]>,

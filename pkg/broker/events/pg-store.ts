@@ -118,6 +118,11 @@ export class PgEventStore implements EventStore {
     return this.#feed?.head() ?? 0;
   }
 
+  /** The highest event sequence committed by any replica (start of a live-only watch). */
+  committedHead(): Promise<number> {
+    return this.#feed?.committed() ?? Promise.resolve(0);
+  }
+
   onAppend(listener: (e: StoredEvent) => void): void {
     this.#listeners.push(listener);
   }

@@ -5,7 +5,7 @@ import { type AnyOpenAPIHono, jsonBodyRoute, route } from '../../http/index.ts';
 import { jsonOnly } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
 import { listRoute, mountPurgeAll } from '../core/routes.ts';
-import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
+import { replayOf, serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
 import { type EventFilter, eventPost, MAX_EVENT_BATCH, type StoredEvent } from './types.ts';
@@ -21,16 +21,18 @@ export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
   const store = deps.stores.events;
 
   const list = async (c: Context, f: EventFilter, q: z.output<typeof eventsQuery>) => {
-    if (q.watch)
+    if (q.watch) {
+      const after = watchStart(c, q);
       return serveWatch(c, watchDeps(deps), {
         topic: EVENTS_TOPIC,
-        after: watchStart(c, q),
-        head: store.head(),
+        after,
+        head: await watchHead(after, store),
         filter: (m: EventMeta) =>
           (f.queryId === undefined || m.q === f.queryId) &&
           (f.sessionId === undefined || m.s === f.sessionId),
         replay: replayOf(async (after, n) => (await store.page(f, after, n)).items, eventMeta),
       });
+    }
     const cursor = q.cursor ?? 0;
     const p = await store.page(f, cursor, q.limit ?? DEFAULT_LIMIT);
     return pageResponse(p, (e) => e.json, cursor);

@@ -52,6 +52,8 @@ export interface EventFilter {
 /** Storage seam of operation events; every backend passes `store.contract.ts`. */
 export interface EventStore {
   head(): number;
+  /** Durable backends: the committed position of the shared store (see core/watch-route `watchHead`). */
+  committedHead?(): Promise<number>;
   append(input: EventInput): Promise<StoredEvent>;
   /** A batch, stored all or nothing with consecutive sequences (a durable backend in one transaction). */
   appendMany(inputs: EventInput[]): Promise<StoredEvent[]>;

@@ -4,7 +4,7 @@ import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/in
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
 import { listRoute } from '../core/routes.ts';
-import { serveWatch, watchStart } from '../core/watch-route.ts';
+import { serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { conversationInfo, deleted, idParam } from './schemas.ts';
 import { conversationBody } from './types.ts';
@@ -28,10 +28,14 @@ export function mountConversationRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): 
     async (c) => {
       const q = c.req.valid('query');
       if (q.watch) {
+        const after = watchStart(c, q);
         return serveWatch(c, watchDeps(deps), {
           topic: CONVERSATIONS_TOPIC,
-          after: watchStart(c, q),
-          head: store.conversationHead(),
+          after,
+          head: await watchHead(after, {
+            head: () => store.conversationHead(),
+            committedHead: store.conversationCommittedHead?.bind(store),
+          }),
           replay: async (after, n) => {
             const head = store.conversationHead(); // as for messages: the rest arrives live
             return (await store.conversations(after, n)).items

@@ -54,6 +54,10 @@ export class PgConversations {
     return this.#feed?.head() ?? 0;
   }
 
+  committedHead(): Promise<number> {
+    return this.#feed?.committed() ?? Promise.resolve(0);
+  }
+
   onCreate(listener: (c: ConversationInfo) => void): void {
     this.#listeners.push(listener);
   }

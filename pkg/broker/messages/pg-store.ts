@@ -109,6 +109,15 @@ export class PgMessageStore implements MessageStore {
     return this.#convs.head();
   }
 
+  /** The highest message sequence committed by any replica (start of a live-only watch). */
+  committedHead(): Promise<number> {
+    return this.#messages?.committed() ?? Promise.resolve(0);
+  }
+
+  conversationCommittedHead(): Promise<number> {
+    return this.#convs.committedHead();
+  }
+
   onAppend(listener: (m: StoredMessage) => void): void {
     this.#listeners.push(listener);
   }

@@ -2,7 +2,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { type AnyOpenAPIHono, jsonBodyRoute, route } from '../../http/index.ts';
 import { jsonOnly } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listJson } from '../core/list.ts';
-import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
+import { replayOf, serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { deleted, messagesList, messagesQuery } from './schemas.ts';
 import { type MessageFilter, messagesBody, type StoredMessage, withoutSequence } from './types.ts';
@@ -41,10 +41,11 @@ export function mountMessageRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void 
         const matches = (m: MessageMeta) =>
           (f.conversationId === undefined || m.c === f.conversationId) &&
           (f.queryId === undefined || m.q === f.queryId);
+        const after = watchStart(c, q);
         return serveWatch(c, watchDeps(deps), {
           topic: MESSAGES_TOPIC,
-          after: watchStart(c, q),
-          head: store.head(),
+          after,
+          head: await watchHead(after, store),
           filter: matches,
           // Replay stops at what the change feed delivered: a row committed beyond it (another
           // replica's, or out of order) reaches this watcher live, in order, instead of being

@@ -49,6 +49,8 @@ export interface MemoryStatus {
 export interface MessageStore {
   /** Last sequence ever assigned (also after purges). */
   head(): number;
+  /** Durable backends: the committed position of the shared store (see core/watch-route `watchHead`). */
+  committedHead?(): Promise<number>;
   append(input: z.output<typeof messagesBody>): Promise<StoredMessage[]>;
   page(f: MessageFilter, cursor: number, limit: number): Promise<Page<StoredMessage>>;
   slice(f: MessageFilter, offset: number, limit: number): Promise<{ items: StoredMessage[]; total: number }>;
@@ -64,6 +66,7 @@ export interface MessageStore {
   status(): Promise<MemoryStatus>;
   /** Last conversation sequence assigned (conversations have their own sequence). */
   conversationHead(): number;
+  conversationCommittedHead?(): Promise<number>;
   /** Called for every created conversation. */
   onConversation(listener: (c: ConversationInfo) => void): void;
   /** Change feed: called for every stored message, in sequence order. */

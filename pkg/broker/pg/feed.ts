@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from '../../log/index.ts';
+import { guarded } from './errors.ts';
 import { describe } from './notify.ts';
 
 export interface FeedRow {
@@ -69,6 +70,15 @@ export class Feed<R extends FeedRow> {
   /** The last sequence delivered (a live-only watcher starts here). */
   head(): number {
     return this.#last;
+  }
+
+  /**
+   * The highest sequence committed in the database right now (whichever replica wrote it), never
+   * below this feed's watermark: where a live-only watch starts. 503 while PostgreSQL is down.
+   */
+  async committed(): Promise<number> {
+    const c = await guarded('postgres', () => this.#o.start());
+    return Math.max(this.#last, c);
   }
 
   /** Reads the start position; nothing before it is delivered (history is read by the routes). */

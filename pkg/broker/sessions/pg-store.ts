@@ -97,6 +97,11 @@ export class PgSessionStore implements SessionStore {
     return this.#feed?.head() ?? 0;
   }
 
+  /** The highest session change committed by any replica (start of a live-only watch). */
+  committedHead(): Promise<number> {
+    return this.#feed?.committed() ?? Promise.resolve(0);
+  }
+
   onChange(listener: Listener): void {
     this.#listeners.push(listener);
   }

@@ -3,7 +3,7 @@ import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/in
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listQueryShape } from '../core/list.ts';
 import { mountPurgeAll } from '../core/routes.ts';
-import { serveWatch, watchStart } from '../core/watch-route.ts';
+import { serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { idParam } from '../messages/schemas.ts';
 import { type SessionView, sessionBody, sessionsQuery } from './types.ts';
@@ -30,11 +30,12 @@ export function mountSessionRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void 
     async (c) => {
       const q = c.req.valid('query');
       const { limit, cursor, watch, offset, 'from-beginning': _fb, ...filter } = q;
-      if (watch)
+      if (watch) {
+        const after = watchStart(c, q);
         return serveWatch(c, watchDeps(deps), {
           topic: SESSIONS_TOPIC,
-          after: watchStart(c, q),
-          head: store.head(),
+          after,
+          head: await watchHead(after, store),
           filter: (v: SessionView) => store.matches(v, filter),
           replay: async (after, n) =>
             (await store.changes(filter, after, n)).map((v) => ({
@@ -43,6 +44,7 @@ export function mountSessionRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void 
               meta: v,
             })),
         });
+      }
       const page = await store.list({ filter, cursor, offset, limit: limit ?? DEFAULT_LIMIT });
       return jsonResponse(JSON.stringify(page));
     },

@@ -73,6 +73,8 @@ export interface SessionListOptions {
 /** Storage seam of sessions (a roll-up fed by the event and message change feeds). */
 export interface SessionStore {
   head(): number;
+  /** Durable backends: the committed position of the shared store (see core/watch-route `watchHead`). */
+  committedHead?(): Promise<number>;
   recordEvent(e: StoredEvent): void;
   recordMessage(m: StoredMessage): void;
   create(input: {
