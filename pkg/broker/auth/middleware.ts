@@ -63,7 +63,7 @@ export function brokerAuth(opts: BrokerAuthOptions): MiddlewareHandler {
       throw new HttpError(
         503,
         'auth_unavailable',
-        'the token could not be checked (the Kubernetes API server did not answer); retry',
+        'the token could not be checked: the Kubernetes API server gave no verdict (unreachable or refused the review); retry',
         undefined,
         {
           'retry-after': '1',
