@@ -8,10 +8,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANNOTATION_STREAMING } from '../../pkg/api/index.ts';
+import { ANNOTATION_STREAMING, type Query } from '../../pkg/api/index.ts';
+import { purgeEvents } from '../../pkg/controller/query/purge.ts';
 import { createQueryEngine } from '../../pkg/engine/index.ts';
+import type { GatewayDeps } from '../../pkg/gateway/deps.ts';
+import { mountBrokerProxy } from '../../pkg/gateway/routes/broker-proxy.ts';
+import { BrokerCredentials, ServiceToken } from '../../pkg/http/service-token/index.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 import { agent, MapLookup, memory, model, query, run } from '../engine/support.ts';
 import { type FakeModelServer, startFakeModel } from '../fixtures/fake-model.ts';
@@ -258,6 +263,56 @@ describe('the engine against an authenticating broker (token file, as the manife
       expect((await postMessage(undefined, name)).status).toBe(401);
     } finally {
       await engine.close();
+    }
+  });
+});
+
+describe('the other clients send their token', () => {
+  it('the Query purge deletes events with the controller token (and is refused without it)', async () => {
+    const file = join(tmp, 'purge-token');
+    writeFileSync(file, tokens.controller);
+    const posted = await call('/events', tokens.controller, {
+      method: 'POST',
+      body: JSON.stringify({ reason: 'QueryStart', data: { queryId: 'purge-me' } }),
+    });
+    expect(posted.status).toBeLessThan(300);
+    const q = { metadata: { name: 'purge-me', namespace: tenantA, uid: 'u-1' } } as Query;
+    const deps = { reader: {} as never, brokerUrl: url, timeoutMs: 5_000 };
+    const anonymous = await purgeEvents(
+      { ...deps, credentials: new BrokerCredentials(new ServiceToken(join(tmp, 'absent')), [url]) },
+      q,
+      new AbortController().signal,
+    );
+    expect(anonymous).toMatchObject({ done: false, error: 'HTTP 401' });
+    const step = await purgeEvents(
+      { ...deps, credentials: new BrokerCredentials(new ServiceToken(file), [url]) },
+      q,
+      new AbortController().signal,
+    );
+    expect(step).toMatchObject({ done: true });
+    const left = (await (await call('/events/purge-me', tokens.reader)).json()) as { items: unknown[] };
+    expect(left.items).toEqual([]);
+  });
+
+  it("the API's /v1/broker proxy reads with the API account's token from BROKER_TOKEN_FILE", async () => {
+    const file = join(tmp, 'api-token');
+    writeFileSync(file, tokens.reader);
+    const before = process.env.BROKER_TOKEN_FILE;
+    process.env.BROKER_TOKEN_FILE = file;
+    try {
+      const app = new OpenAPIHono();
+      const logger = createLogger({ level: 'silent' });
+      mountBrokerProxy(app, { brokerUrl: url, logger } as GatewayDeps);
+      const res = await app.request('/v1/broker/messages');
+      expect(res.status).toBe(200);
+      // A client's own Authorization is not what reaches the broker.
+      const forged = await app.request('/v1/broker/messages', {
+        headers: { authorization: 'Bearer forged' },
+      });
+      expect(forged.status).toBe(200);
+    } finally {
+      if (before === undefined) delete process.env.BROKER_TOKEN_FILE;
+      else process.env.BROKER_TOKEN_FILE = before;
     }
   });
 });
