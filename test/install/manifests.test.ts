@@ -26,9 +26,10 @@ function tenantKustomization(namespace: string, extra = ''): string {
 
 beforeAll(async () => {
   // Server-side dry runs of namespaced objects need their namespace to exist.
+  // Applied, not created: other files of the same run create berth-system too.
   for (const ns of ['berth-system', 'tenant-dry-a']) {
-    const got = await kubectl(['get', 'namespace', ns]);
-    if (got.code !== 0) expect((await kubectl(['create', 'namespace', ns])).code).toBe(0);
+    const namespace = JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    expect((await kubectl(['apply', '-f', '-'], namespace)).code).toBe(0);
   }
 });
 
@@ -101,7 +102,17 @@ describe('kubectl apply --dry-run=server -k', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('role.rbac.authorization.k8s.io/berth-api ');
     const rendered = await kubectl(['kustomize', tenantKustomization('tenant-dry-a')]);
-    expect(rendered.stdout).not.toMatch(/kind: Cluster(Role|RoleBinding)/);
+    // Cluster-wide: only the tenant broker's binding to the base's tokenreviews ClusterRole
+    // (test/install/tenant-broker.test.ts checks its per-tenant name).
+    const objs = parseAllDocuments(rendered.stdout).map((d) => d.toJS());
+    expect(objs.filter((d) => d.kind === 'ClusterRole')).toEqual([]);
+    const bindings = objs.filter((d) => d.kind === 'ClusterRoleBinding');
+    expect(bindings.map((b) => [b.roleRef.name, b.subjects])).toEqual([
+      [
+        'berth-broker-tokenreview',
+        [{ kind: 'ServiceAccount', name: 'berth-broker', namespace: 'tenant-dry-a' }],
+      ],
+    ]);
     expect(rendered.stdout).toContain('namespace: tenant-dry-a');
   });
 
