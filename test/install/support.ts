@@ -46,7 +46,14 @@ export function kustomization(scratch: string, name: string, base: string, extra
  */
 export async function installTenant(scratch: string, prefix: string): Promise<string> {
   const ns = await createNamespace(prefix);
-  const dir = kustomization(scratch, ns, 'overlays/tenant', `namespace: ${ns}\n`);
+  // The tenant broker's cluster-scoped binding renamed per tenant, as docs/install.md says.
+  const rename = `[{"op": "replace", "path": "/metadata/name", "value": "berth-broker-tokenreview-${ns}"}]`;
+  const dir = kustomization(
+    scratch,
+    ns,
+    'overlays/tenant',
+    `namespace: ${ns}\npatches:\n  - target: { kind: ClusterRoleBinding, name: berth-broker-tokenreview-tenant }\n    patch: '${rename}'\n`,
+  );
   await mustKubectl(['apply', '-k', dir]);
   const again = await mustKubectl(['apply', '-k', dir]);
   if (!/rolebinding\.rbac\.authorization\.k8s\.io\/berth-api unchanged/.test(again))

@@ -99,7 +99,7 @@ describe('a broker per tenant (overlays/tenant)', () => {
   it('renders no cluster-scoped name twice, and none of the base install', async () => {
     const clusterNames = async (dir: string) =>
       (await render(dir)).filter((o) => !o.metadata.namespace).map((o) => `${o.kind}/${o.metadata.name}`);
-    const [a, b] = await Promise.all(tenants.map((ns) => clusterNames(tenantDir(ns))));
+    const [a = [], b = []] = await Promise.all(tenants.map((ns) => clusterNames(tenantDir(ns))));
     const base = await clusterNames(kustomization(scratch.dir, 'base', 'base'));
     expect(a).toEqual([`ClusterRoleBinding/berth-broker-tokenreview-${tenants[0]}`]);
     expect(b).toEqual([`ClusterRoleBinding/berth-broker-tokenreview-${tenants[1]}`]);
