@@ -25,6 +25,7 @@ import {
   canI,
   kustomization,
   mustKubectl,
+  removeTokenKubeconfigs,
   scratchDir,
   tokenKubeconfig,
 } from '../install/support.ts';
@@ -136,6 +137,8 @@ afterAll(async () => {
   await Promise.all(procs.map((p) => p.exited));
   rmSync(tmp, { recursive: true, force: true });
   scratch.remove();
+  // The broker's kubeconfig holds a token: a credential is not left in /tmp.
+  removeTokenKubeconfigs();
 });
 
 describe('berth broker with BROKER_AUTH=serviceaccount (real API server, real tokens)', () => {
