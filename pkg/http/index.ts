@@ -24,6 +24,7 @@ export {
   parseJson,
   parseJsonBody,
 } from './json-body/index.ts';
+export { Limiter } from './limiter/index.ts';
 export { isLoopbackHost, LOOPBACK_HOST, urlHost } from './listen/index.ts';
 export { mediaTypeOf, requireMediaType } from './media-type/index.ts';
 export {

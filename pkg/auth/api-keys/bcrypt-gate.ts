@@ -11,6 +11,8 @@
  * A key pair already verified never reaches the gate (the verified-key cache answers first), so a
  * legitimate client of a key under attack keeps working.
  */
+import { Limiter } from '../../http/limiter/index.ts';
+
 export interface BcryptGateOptions {
   maxConcurrent?: number;
   maxQueued?: number;
@@ -46,8 +48,7 @@ export class BcryptGate {
   private readonly now: () => number;
   private readonly doCompare: BcryptGateOptions['compare'];
   private readonly buckets = new Map<string, Bucket>();
-  private readonly waiting: Array<() => void> = [];
-  private running = 0;
+  private readonly slots: Limiter;
 
   constructor(opts: BcryptGateOptions) {
     this.o = {
@@ -59,6 +60,7 @@ export class BcryptGate {
     };
     this.now = opts.now ?? Date.now;
     this.doCompare = opts.compare;
+    this.slots = new Limiter(this.o.maxConcurrent);
   }
 
   async compare(publicKey: string, secret: string, hash: string): Promise<GateOutcome> {
@@ -68,18 +70,18 @@ export class BcryptGate {
       const waitMs = (1 - bucket.tokens) * this.o.perKeyRefillMs;
       return { kind: 'limited', scope: 'key', retryAfterSec: Math.max(1, Math.ceil(waitMs / 1000)) };
     }
-    if (this.running >= this.o.maxConcurrent && this.waiting.length >= this.o.maxQueued) {
+    if (this.slots.active >= this.slots.max && this.slots.waiting >= this.o.maxQueued) {
       this.stats.limitedOverall++;
       return { kind: 'limited', scope: 'overall', retryAfterSec: 1 };
     }
     bucket.tokens -= 1;
-    await this.acquire();
+    const release = await this.slots.acquire();
     let ok = false;
     try {
       this.stats.compares++;
       ok = await this.doCompare(secret, hash);
     } finally {
-      this.release();
+      release();
     }
     if (ok) this.refund(publicKey, bucket);
     return { kind: 'compared', ok };
@@ -87,7 +89,7 @@ export class BcryptGate {
 
   /** Attempts waiting for a comparison slot (for tests and metrics). */
   get queued(): number {
-    return this.waiting.length;
+    return this.slots.waiting;
   }
 
   private bucket(publicKey: string): Bucket {
@@ -111,19 +113,5 @@ export class BcryptGate {
     b.tokens = Math.min(this.o.perKeyBurst, b.tokens + 1);
     // A full bucket is the state of a key never seen: forget it.
     if (b.tokens >= this.o.perKeyBurst && this.buckets.get(publicKey) === b) this.buckets.delete(publicKey);
-  }
-
-  private acquire(): Promise<void> {
-    if (this.running < this.o.maxConcurrent) {
-      this.running++;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  private release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.running--;
   }
 }

@@ -1,9 +1,9 @@
+import { Limiter } from '../../http/limiter/index.ts';
 import type { Client } from '../../kube/client/types.ts';
 import type { Logger } from '../../log/index.ts';
 import { readCredential } from './credentials.ts';
 import { FetchFailure } from './fetch-failure.ts';
 import type { GuardedFetcher } from './guarded-fetch.ts';
-import { Limiter } from './limiter.ts';
 import type { ManifestItem } from './manifest.ts';
 import type { ItemsView } from './schemas.ts';
 import { fetchManifest } from './source-fetch.ts';
