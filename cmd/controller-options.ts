@@ -11,6 +11,10 @@ export interface ControllerCliOptions {
   metricsCertFile?: string;
   metricsKeyFile?: string;
   brokerUrl?: string;
+  brokerNamespace?: string;
+  tenantBrokers: boolean;
+  tenantBrokerService: string;
+  brokerTokenAccount?: string;
   engine: boolean;
   leaderElect: boolean;
   leaseNamespace?: string;
@@ -52,6 +56,27 @@ export function addControllerOptions(cmd: Command): Command {
     .addOption(new Option('--metrics-key-file <file>', 'TLS key for metrics').env('METRICS_KEY_FILE'))
     .addOption(
       new Option('--broker-url <url>', 'broker base URL (events purge, engine output)').env('BROKER_URL'),
+    )
+    .addOption(
+      new Option(
+        '--broker-namespace <ns>',
+        "the namespace --broker-url's broker belongs to: other namespaces' query keys are <namespace>:<name> there (default: POD_NAMESPACE; none: every key is the bare query name)",
+      ).env('BROKER_NAMESPACE'),
+    )
+    .addOption(
+      new Option(
+        '--tenant-broker-service <name>',
+        "a namespace with a Service of this name gets its queries' data there instead of --broker-url",
+      )
+        .default('berth-broker')
+        .env('TENANT_BROKER_SERVICE'),
+    )
+    .option('--no-tenant-brokers', "every namespace's query data to --broker-url")
+    .addOption(
+      new Option(
+        '--broker-token-account <namespace/name>',
+        "this controller's service account, to mint each tenant broker its own token (default: POD_NAMESPACE/POD_SERVICE_ACCOUNT when both are set; none: tenant brokers get no token)",
+      ).env('BROKER_TOKEN_ACCOUNT'),
     )
     .option('--no-engine', 'do not run queries (cleanup, memories and seeding only)')
     .option('--no-leader-elect', 'reconcile without a Lease (only when a single replica runs)')

@@ -20,6 +20,18 @@ function seedConfigMap(spec: string | undefined) {
   return { namespace: m[1] as string, name: m[2] as string, ...(m[3] ? { key: m[3] } : {}) };
 }
 
+/** The service account tenant brokers' tokens are minted for: `<namespace>/<name>`, or the pod's own. */
+function tokenAccount(opts: ControllerCliOptions) {
+  const env = process.env;
+  const spec =
+    opts.brokerTokenAccount ||
+    (env.POD_NAMESPACE && env.POD_SERVICE_ACCOUNT ? `${env.POD_NAMESPACE}/${env.POD_SERVICE_ACCOUNT}` : '');
+  if (!spec) return undefined;
+  const m = /^([a-z0-9-]+)\/([a-z0-9.-]+)$/.exec(spec);
+  if (!m) throw new Error(`--broker-token-account: expected <namespace>/<name>, got ${spec}`);
+  return { namespace: m[1] as string, name: m[2] as string };
+}
+
 export async function runController(opts: ControllerCliOptions): Promise<void> {
   const signals = catchStopSignals(); // before anything listens: see cmd/signals.ts
   const logger = createLogger({ name: 'controller' });
@@ -33,11 +45,15 @@ export async function runController(opts: ControllerCliOptions): Promise<void> {
     kc,
     namespace: watchNamespace,
     brokerUrl: opts.brokerUrl,
+    brokerNamespace: opts.brokerNamespace || process.env.POD_NAMESPACE || undefined,
+    namespaceBrokers: opts.tenantBrokers
+      ? { serviceName: opts.tenantBrokerService, account: tokenAccount(opts) }
+      : false,
     engine: opts.engine
-      ? (lookup) => {
+      ? (lookup, brokers) => {
           engine = createQueryEngine({
             lookup,
-            brokerUrl: opts.brokerUrl,
+            brokers,
             logger: logger.child({ component: 'engine' }),
           });
           return engine;

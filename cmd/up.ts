@@ -145,8 +145,8 @@ export async function runUp(opts: UpOptions): Promise<void> {
     namespace: opts.namespace,
     cache,
     brokerUrl: broker.url,
-    engine: (lookup) =>
-      createQueryEngine({ lookup, brokerUrl: broker.url, logger: log.child({ component: 'engine' }) }),
+    engine: (lookup, brokers) =>
+      createQueryEngine({ lookup, brokers, logger: log.child({ component: 'engine' }) }),
     leaderElection: false,
     probes: false,
     metrics: false,

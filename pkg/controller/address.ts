@@ -69,6 +69,16 @@ async function checkHeaders(scope: ResolveScope, o: Addressed, ns: string): Prom
   return undefined;
 }
 
+/**
+ * The host a Service is reached at: its cluster DNS name, or for an ExternalName Service the name it
+ * aliases (the cluster DNS answers a CNAME to it: the same place, and reachable from outside the
+ * cluster, where the controller may run).
+ */
+export function serviceHost(svc: V1Service, name: string, namespace: string): string {
+  const external = svc.spec?.type === 'ExternalName' ? svc.spec.externalName?.replace(/\.$/, '') : undefined;
+  return external || `${name}.${namespace}.svc.cluster.local`;
+}
+
 type ServiceRefSpec = NonNullable<NonNullable<Memory['spec']['address']['valueFrom']>['serviceRef']>;
 
 /** A Service ref as its cluster DNS name, once the Service and port exist. */
@@ -86,7 +96,7 @@ async function resolveService(scope: ResolveScope, ref: ServiceRefSpec, ns: stri
     return fail('ServicePortNotFound', `${what} has no port ${ref.port} (ports: ${has})`);
   }
   const path = ref.path ? (ref.path.startsWith('/') ? ref.path : `/${ref.path}`) : '';
-  const address = `http://${ref.name}.${svcNs}.svc.cluster.local:${ref.port}${path}`;
+  const address = `http://${serviceHost(svc, ref.name, svcNs)}:${ref.port}${path}`;
   return { phase: 'ready', address, reason: 'Resolved', message: `address ${address} from ${what}` };
 }
 

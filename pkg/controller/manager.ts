@@ -1,8 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { berthScheme, Kinds, SHARED_CACHE } from '../api/index.ts';
+import { type BrokerRouter, singleBrokerRouter } from '../engine/brokers.ts';
 import type { QueryEngine, ResourceLookup } from '../engine/contract.ts';
 import type { BerthQueryEngine } from '../engine/engine.ts';
+import { brokerCredentials } from '../http/service-token/index.ts';
 import type { InformerCache } from '../kube/cache.ts';
+import type { Client } from '../kube/client/index.ts';
 import { Controller } from '../kube/controller.ts';
 import { EventRecorder } from '../kube/events.ts';
 import { CoreKinds } from '../kube/kinds.ts';
@@ -10,6 +13,7 @@ import { type LeaderElectionConfig as LeaseConfig, Manager } from '../kube/manag
 import type { SupervisorOptions } from '../kube/supervisor.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { AddressReconciler } from './address.ts';
+import { NamespaceBrokers, NamespaceTokens, type ServiceAccountRef } from './brokers/index.ts';
 import { EvaluationReconciler, type EvaluationReconcilerOptions } from './evaluation/reconciler.ts';
 import { EvaluationTelemetry, evaluationHttp } from './evaluation/telemetry.ts';
 import { CacheLookup } from './lookup.ts';
@@ -25,9 +29,20 @@ export interface StartControllerOptions {
   kc: KubeConfig;
   /** Watch only this namespace; all namespaces when absent. */
   namespace?: string;
-  /** The query engine, or a factory given the cache-backed ResourceLookup. None: pending queries wait. */
-  engine?: QueryEngine | ((lookup: ResourceLookup) => QueryEngine);
+  /**
+   * The query engine, or a factory given the cache-backed ResourceLookup and the broker router
+   * (each namespace's broker). None: pending queries wait.
+   */
+  engine?: QueryEngine | ((lookup: ResourceLookup, brokers: BrokerRouter) => QueryEngine);
+  /** The configured broker (BROKER_URL): every namespace without a broker of its own writes there. */
   brokerUrl?: string;
+  /** The namespace `brokerUrl` is the own broker of (the others' keys are qualified); none: every key bare. */
+  brokerNamespace?: string;
+  /**
+   * A namespace with a `berth-broker` Service (`serviceName`) gets its data there; `account`: the
+   * controller's own service account, to mint each such broker its token. false: `brokerUrl` only.
+   */
+  namespaceBrokers?: { serviceName?: string; account?: ServiceAccountRef } | false;
   /** A shared cache (e.g. `berth up` shares one with the API service); created and owned otherwise. */
   cache?: InformerCache;
   informers?: SupervisorOptions & { pageSize?: number };
@@ -81,11 +96,11 @@ function newManager(opts: StartControllerOptions, logger: Logger): Manager {
 function addEvaluations(
   mgr: Manager,
   opts: StartControllerOptions,
-  common: { logger: Logger; metrics: ControllerMetrics },
+  common: { logger: Logger; metrics: ControllerMetrics; brokers: BrokerRouter },
 ) {
   const { cache, client } = mgr;
-  const http = evaluationHttp(opts.brokerUrl);
-  const telemetry = new EvaluationTelemetry({ brokerUrl: opts.brokerUrl, http, logger: common.logger });
+  const http = evaluationHttp();
+  const telemetry = new EvaluationTelemetry({ brokers: common.brokers, http, logger: common.logger });
   const deps = {
     client,
     fetch: http.fetch,
@@ -124,13 +139,14 @@ export async function startController(opts: StartControllerOptions): Promise<Run
   const mgr = newManager(opts, logger);
   const { cache, client } = mgr;
   const lookup = new CacheLookup(cache);
-  const engine = typeof opts.engine === 'function' ? opts.engine(lookup) : opts.engine;
+  const brokers = brokerRouter(opts, client, logger);
+  const engine = typeof opts.engine === 'function' ? opts.engine(lookup, brokers) : opts.engine;
   const metrics = new ControllerMetrics({ cache, isLeader: () => mgr.isLeader() });
   const common = { logger, metrics };
 
   const recorder = new EventRecorder(client, 'berth-controller', mgr.identity, logger);
   const onPurged = (s: number, complete: boolean) => metrics.purged(s, complete);
-  const deps = { client, engine, brokerUrl: opts.brokerUrl, recorder, logger, onPurged };
+  const deps = { client, engine, brokers, recorder, logger, onPurged };
   const queries = new QueryReconciler(deps, opts.query);
   metrics.countRunningQueries(() => queries.runs.size);
   if (engine && hasStats(engine)) metrics.countEngineEvents(() => engine.stats().events);
@@ -167,7 +183,8 @@ export async function startController(opts: StartControllerOptions): Promise<Run
         .watches(cache, CoreKinds.Secret, (o) => evaluators.requestsFor('Secret', o)),
     ),
   );
-  const evaluations = opts.evaluation === false ? undefined : addEvaluations(mgr, opts, common);
+  const evaluations =
+    opts.evaluation === false ? undefined : addEvaluations(mgr, opts, { ...common, brokers });
   if (opts.marketplaceSeed) metrics.track(addSeeder(mgr, opts.marketplaceSeed, common));
 
   // Unready from the first moment of a stop, while runs are aborted and the lease released (the
@@ -211,6 +228,24 @@ export async function startController(opts: StartControllerOptions): Promise<Run
       logger.info('controller stopped');
     },
   };
+}
+
+/** Each namespace's broker (its `berth-broker` Service), else the configured one. */
+function brokerRouter(opts: StartControllerOptions, client: Client, logger: Logger): BrokerRouter {
+  const url = opts.brokerUrl?.replace(/\/+$/, '') || undefined;
+  const namespace = opts.brokerNamespace;
+  const credentials = brokerCredentials([url]);
+  const nb = opts.namespaceBrokers;
+  if (nb === false) return singleBrokerRouter(url, namespace, credentials);
+  return new NamespaceBrokers({
+    reader: client,
+    fallback: url ? { url, namespace } : undefined,
+    credentials,
+    tokens: nb?.account ? new NamespaceTokens({ client, account: nb.account }) : undefined,
+    serviceName: nb?.serviceName,
+    watchNamespace: opts.namespace,
+    logger: logger.child({ component: 'brokers' }),
+  });
 }
 
 /** The Berth engine counts its event delivery; a stub engine (tests) need not. */

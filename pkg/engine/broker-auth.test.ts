@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrokerCredentials, ServiceToken } from '../http/service-token/index.ts';
+import { routeHeadersFor, singleBrokerRouter } from './brokers.ts';
 import { createHttpClient } from './http.ts';
 
 // Two real servers: the broker (its URL is the configured one) and a third-party memory.
@@ -36,42 +37,47 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the engine sends the broker token to the broker only', () => {
-  it('adds Authorization to events, chunk uploads and memory calls to the broker, not elsewhere', async () => {
-    const file = join(dir, 'token');
-    writeFileSync(file, 'tok-123\n');
-    const creds = new BrokerCredentials(new ServiceToken(file), [broker]);
-    const client = createHttpClient({ brokerAuth: (u) => creds.headersFor(u) });
+describe('broker credentials go with a route, to its broker only', () => {
+  it('the HTTP client adds no credential of its own: events, uploads and memory calls carry what the caller gives', async () => {
+    const client = createHttpClient();
     seen.length = 0;
     await client.postJson(`${broker}/events`, '{}');
-    const up = client.upload(`${broker}/stream/q`, 'application/x-ndjson');
+    await client.postJson(`${broker}/events`, '{}', { authorization: 'Bearer given' });
+    const up = client.upload(`${broker}/stream/q`, 'application/x-ndjson', { authorization: 'Bearer up' });
     up.body.end('{}\n');
     await up.status;
-    await client.send(`${broker}/messages`, { method: 'GET', headers: {} });
-    await client.postJson(`${other}/events`, '{}');
     await client.send(`${other}/messages`, { method: 'GET', headers: {} });
-    // A Memory's own Authorization is its own: never replaced by the broker token.
-    await client.send(`${broker}/conversations`, {
-      method: 'POST',
-      headers: { Authorization: 'Bearer mine' },
-    });
     await client.close();
     expect(seen).toEqual([
-      { server: 'broker', url: '/events', auth: 'Bearer tok-123' },
-      { server: 'broker', url: '/stream/q', auth: 'Bearer tok-123' },
-      { server: 'broker', url: '/messages', auth: 'Bearer tok-123' },
-      { server: 'memory', url: '/events', auth: undefined },
+      { server: 'broker', url: '/events', auth: undefined },
+      { server: 'broker', url: '/events', auth: 'Bearer given' },
+      { server: 'broker', url: '/stream/q', auth: 'Bearer up' },
       { server: 'memory', url: '/messages', auth: undefined },
-      { server: 'broker', url: '/conversations', auth: 'Bearer mine' },
     ]);
+  });
+
+  it("routeHeadersFor: the route's token for its broker's origin (and its Service's other names), nothing elsewhere", async () => {
+    const file = join(dir, 'token');
+    writeFileSync(file, 'tok-123\n');
+    const creds = new BrokerCredentials(new ServiceToken(file), ['http://berth-broker'], 'team-a');
+    const router = singleBrokerRouter('http://berth-broker/', 'team-a', creds);
+    const route = await router.route('anything');
+    expect(route?.url).toBe('http://berth-broker');
+    const auth = { authorization: 'Bearer tok-123' };
+    expect(routeHeadersFor(route, 'http://berth-broker/events')).toEqual(auth);
+    expect(routeHeadersFor(route, 'http://berth-broker.team-a.svc.cluster.local/messages')).toEqual(auth);
+    expect(routeHeadersFor(route, 'http://berth-broker.team-a.svc:80/messages')).toEqual(auth);
+    // Another namespace's broker of the same name, another port, another scheme, a public host.
+    expect(routeHeadersFor(route, 'http://berth-broker.team-b.svc.cluster.local/messages')).toEqual({});
+    expect(routeHeadersFor(route, 'http://berth-broker:8080/messages')).toEqual({});
+    expect(routeHeadersFor(route, 'https://berth-broker/messages')).toEqual({});
+    expect(routeHeadersFor(route, 'http://berth-broker.example.com/messages')).toEqual({});
+    expect(routeHeadersFor(undefined, 'http://berth-broker/events')).toEqual({});
   });
 
   it('sends no header without a token file', async () => {
     const creds = new BrokerCredentials(new ServiceToken(join(dir, 'absent')), [broker]);
-    const client = createHttpClient({ brokerAuth: (u) => creds.headersFor(u) });
-    seen.length = 0;
-    await client.postJson(`${broker}/events`, '{}');
-    await client.close();
-    expect(seen).toEqual([{ server: 'broker', url: '/events', auth: undefined }]);
+    const route = await singleBrokerRouter(broker, 'ns', creds).route('ns');
+    expect(route?.headers()).toEqual({});
   });
 });

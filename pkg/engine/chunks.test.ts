@@ -27,11 +27,12 @@ function recordingHttp() {
 }
 
 const silent = createLogger({ level: 'silent' });
+const route = (url: string) => ({ url, namespace: 'ns', headers: () => ({}) });
 
 describe('ChunkStream', () => {
   it('sends the chunks written in one tick as one write, then completes after the upload', async () => {
     const rec = recordingHttp();
-    const stream = new ChunkStream('http://broker/', 'q 1', rec.http, silent);
+    const stream = new ChunkStream(route('http://broker'), 'q 1', rec.http, silent);
     for (const n of [1, 2, 3]) stream.write({ n });
     await new Promise((r) => setImmediate(r));
     stream.write({ n: 4 });
@@ -50,7 +51,7 @@ describe('ChunkStream', () => {
 
   it('completes without an upload when nothing was written', async () => {
     const rec = recordingHttp();
-    await new ChunkStream('http://broker', 'q', rec.http, silent).complete();
+    await new ChunkStream(route('http://broker'), 'q', rec.http, silent).complete();
     expect(rec.calls).toEqual(['POST http://broker/stream/q/complete after end: false']);
   });
 });

@@ -8,6 +8,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { Logger } from '../log/index.ts';
+import type { BrokerRoute } from './brokers.ts';
 import { describeNetworkError, type HttpClient } from './http.ts';
 
 export interface StreamError {
@@ -18,6 +19,7 @@ export interface StreamError {
 
 export class ChunkStream {
   readonly #url: string;
+  readonly #broker: BrokerRoute;
   readonly #http: Pick<HttpClient, 'upload' | 'send'>;
   readonly #log: Logger;
   #body: Writable | undefined;
@@ -28,12 +30,14 @@ export class ChunkStream {
   #pending = '';
 
   constructor(
-    brokerUrl: string,
-    queryName: string,
+    broker: BrokerRoute,
+    /** The query's key in that broker (routeKey). */
+    key: string,
     http: Pick<HttpClient, 'upload' | 'send'>,
     logger: Logger,
   ) {
-    this.#url = `${brokerUrl.replace(/\/+$/, '')}/stream/${encodeURIComponent(queryName)}`;
+    this.#broker = broker;
+    this.#url = `${broker.url.replace(/\/+$/, '')}/stream/${encodeURIComponent(key)}`;
     this.#http = http;
     this.#log = logger;
   }
@@ -75,7 +79,10 @@ export class ChunkStream {
       await this.#upload;
     }
     try {
-      const res = await this.#http.send(`${this.#url}/complete`, { method: 'POST', headers: {} });
+      const res = await this.#http.send(`${this.#url}/complete`, {
+        method: 'POST',
+        headers: this.#broker.headers(),
+      });
       if (res.status < 200 || res.status >= 300)
         this.#log.warn({ status: res.status }, 'broker refused stream completion');
     } catch (err) {
@@ -85,7 +92,7 @@ export class ChunkStream {
 
   #open(): Writable {
     if (this.#body) return this.#body;
-    const { body, status } = this.#http.upload(this.#url, 'application/x-ndjson');
+    const { body, status } = this.#http.upload(this.#url, 'application/x-ndjson', this.#broker.headers());
     this.#body = body;
     this.#upload = status
       .then((code) => {

@@ -2,27 +2,37 @@
  * The query engine the controller constructs once per process:
  *
  *   const engine = createQueryEngine({ lookup, brokerUrl: process.env.BROKER_URL, logger });
+ *   const engine = createQueryEngine({ lookup, brokers, logger }); // a broker per namespace
  *   const outcome = await engine.run(query, { signal, onConversation });
  *
- * It owns the shared HTTP client (keep-alive, extra CAs), the model client cache, the event queue and
- * the tracer provider; `close()` drains events and spans and releases connections.
+ * It owns the shared HTTP client (keep-alive, extra CAs), the model client cache, and the event queues
+ * and tracer providers of the brokers it writes to; `close()` drains events and spans and releases
+ * connections.
  */
 import { type BrokerCredentials, brokerCredentials } from '../http/service-token/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
+import { BrokerSinks } from './broker-sinks.ts';
+import { type BrokerRouter, singleBrokerRouter } from './brokers.ts';
 import type { QueryEngine, QueryOutcome, ResourceLookup, RunContext } from './contract.ts';
-import { EventQueue, type EventQueueStats } from './event-queue.ts';
+import type { EventQueueStats } from './event-queue.ts';
 import { createHttpClient } from './http.ts';
 import { ModelClients } from './model-client.ts';
 import { runQuery } from './run.ts';
 import { errorMessage } from './scope.ts';
-import { createTracing } from './tracing.ts';
 import { boundedText, type UpstreamLimits } from './upstream.ts';
 
 export interface QueryEngineOptions {
   lookup: ResourceLookup;
-  /** Broker base URL (BROKER_URL) for chunks, events and traces (spans go elsewhere when OTEL_* says so). */
+  /**
+   * Which broker each namespace's chunks, events and traces go to (spans go elsewhere when OTEL_*
+   * says so), with its credential. Default: every namespace to `brokerUrl`.
+   */
+  brokers?: BrokerRouter;
+  /** Broker base URL (BROKER_URL) when there is no `brokers` router. */
   brokerUrl?: string;
-  /** The token sent to the broker (chunks, events, traces, memory calls to it); default: BROKER_TOKEN_FILE. */
+  /** The namespace `brokerUrl` is the own broker of (keys of others are qualified); default BROKER_NAMESPACE, else POD_NAMESPACE, else none (every key bare). */
+  brokerNamespace?: string;
+  /** The token sent to `brokerUrl`; default: BROKER_TOKEN_FILE. */
   brokerCredentials?: BrokerCredentials;
   /** Extra trusted CA certificates (PEM) for models, tools and memories, on top of the default store. */
   ca?: string | string[];
@@ -51,34 +61,42 @@ export interface BerthQueryEngine extends QueryEngine {
   close(): Promise<void>;
 }
 
-const NO_EVENTS: EventQueueStats = { queued: 0, inFlight: 0, sent: 0, dropped: 0, failed: 0 };
+/** The one-broker router of a process given BROKER_URL only. */
+function defaultRouter(opts: QueryEngineOptions, env: NodeJS.ProcessEnv): BrokerRouter {
+  const brokerUrl = opts.brokerUrl?.replace(/\/+$/, '') || undefined;
+  const namespace = opts.brokerNamespace ?? (env.BROKER_NAMESPACE || env.POD_NAMESPACE || undefined);
+  const credentials = opts.brokerCredentials ?? brokerCredentials([brokerUrl], env);
+  return singleBrokerRouter(brokerUrl, namespace, credentials);
+}
 
 export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
   const logger = opts.logger ?? createLogger({ name: 'engine' });
-  const brokerUrl = opts.brokerUrl?.replace(/\/+$/, '') || undefined;
-  if (!brokerUrl) logger.warn('no broker URL: chunks, events and traces of queries are not recorded');
-  const credentials = opts.brokerCredentials ?? brokerCredentials([brokerUrl], opts.env);
-  const brokerAuth = (url: URL) => credentials.headersFor(url);
-  const http = createHttpClient({ ca: opts.ca, limits: opts.limits, env: opts.env, brokerAuth });
-  const tracing = createTracing(brokerUrl, opts.serviceName ?? 'berth-controller', opts.env, brokerAuth);
-  if (tracing.target && tracing.target.source !== 'default') {
-    const u = new URL(tracing.target.url);
+  const env = opts.env ?? process.env;
+  if (!opts.brokers && !opts.brokerUrl)
+    logger.warn('no broker URL: chunks, events and traces of queries are not recorded');
+  const brokers = opts.brokers ?? defaultRouter(opts, env);
+  const http = createHttpClient({ ca: opts.ca, limits: opts.limits, env: opts.env });
+  const sinks = new BrokerSinks({
+    http,
+    logger,
+    serviceName: opts.serviceName ?? 'berth-controller',
+    env,
+    events: opts.events,
+  });
+  if (sinks.collector) {
+    const u = new URL(sinks.collector.url);
     // The endpoint without its query string or headers: those may carry credentials.
     logger.info(
-      { endpoint: `${u.origin}${u.pathname}`, source: tracing.target.source },
+      { endpoint: `${u.origin}${u.pathname}`, source: sinks.collector.source },
       'exporting query spans',
     );
   }
-  const events = brokerUrl
-    ? new EventQueue({ url: brokerUrl, post: http.postJson, logger, ...opts.events })
-    : undefined;
   const deps = {
     lookup: opts.lookup,
     http,
     models: new ModelClients(http, opts.lookup, opts.maxRetries ?? 2),
-    tracer: tracing.tracer,
-    events,
-    brokerUrl,
+    brokers,
+    sinks,
     logger,
   };
   let running = 0;
@@ -95,12 +113,10 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
         running--;
       }
     },
-    stats: () => ({ running, events: events?.stats() ?? { ...NO_EVENTS } }),
-    async flush() {
-      await Promise.all([events?.flush(), tracing.flush()]);
-    },
+    stats: () => ({ running, events: sinks.stats() }),
+    flush: () => sinks.flush(),
     async close() {
-      await Promise.all([events?.close(), tracing.shutdown()]);
+      await sinks.close();
       await http.close();
     },
   };

@@ -22,7 +22,7 @@ import {
 export type { EngineInit, UpstreamCall };
 export type EngineFetch = (url: string | URL, init?: EngineInit) => Promise<Response>;
 /** POST of a JSON body that only needs the status back (events): resolves with it, throws on network errors. */
-export type PostJson = (url: string, body: string) => Promise<number>;
+export type PostJson = (url: string, body: string, headers?: Record<string, string>) => Promise<number>;
 /**
  * A request whose whole answer is read as text (memory calls), under the byte cap of `upstream`
  * (an error answer: its first bytes only); redirects are followed by the engine's rule.
@@ -43,7 +43,11 @@ export type SendText = (
  * the lines, ending it ends the request; `status` settles with the answer's status, or rejects with
  * the network error.
  */
-export type OpenUpload = (url: string, contentType: string) => { body: Writable; status: Promise<number> };
+export type OpenUpload = (
+  url: string,
+  contentType: string,
+  headers?: Record<string, string>,
+) => { body: Writable; status: Promise<number> };
 
 export interface HttpClient {
   fetch: EngineFetch;
@@ -80,23 +84,11 @@ export interface HttpClientOptions {
   /** Byte caps of answers; unset ones come from the environment (ENGINE_MAX_*), else the defaults. */
   limits?: Partial<UpstreamLimits>;
   env?: NodeJS.ProcessEnv;
-  /**
-   * The broker's `Authorization` for a URL that is a broker, `{}` for any other (BrokerCredentials):
-   * added to postJson, upload and send (events, chunks, memory calls), never to model or tool calls.
-   */
-  brokerAuth?: (url: URL) => Record<string, string>;
 }
 
 export function createHttpClient(opts: HttpClientOptions = {}): HttpClient {
   const limits = upstreamLimits(opts.limits, opts.env);
   const limitsOf = (kind: UpstreamKind) => ({ answer: answerLimit(limits, kind), error: limits.errorBytes });
-  // A header the caller set itself (a Memory's own Authorization) wins over the broker token.
-  const withBrokerAuth = (url: URL, headers: Record<string, string>) => {
-    const auth = opts.brokerAuth?.(url);
-    if (!auth?.authorization || Object.keys(headers).some((k) => k.toLowerCase() === 'authorization'))
-      return headers;
-    return { ...headers, ...auth };
-  };
   const dispatcher = new Agent({
     // One SecureContext for all connections: building one from ~150 root certificates per TLS
     // connection was the largest cost of a query in the benchmark. Every connection (redirect hops
@@ -131,9 +123,10 @@ export function createHttpClient(opts: HttpClientOptions = {}): HttpClient {
   // rule (redirects.ts), each hop's connection through the address rule above.
   const request = (req: OutgoingRequest, call: UpstreamCall = { kind: 'other' }) =>
     requestFollowing(dispatcher, req, redirectRule(call));
-  const postJson: PostJson = async (url, body) => {
+  // Broker credentials are the caller's (a broker route's headers): this client adds none itself.
+  const postJson: PostJson = async (url, body, extra = {}) => {
     const u = new URL(url);
-    const headers = withBrokerAuth(u, { 'content-type': 'application/json' });
+    const headers = { ...extra, 'content-type': 'application/json' };
     const { res } = await request({ url: u, method: 'POST', headers, body });
     await res.body.dump();
     return res.statusCode;
@@ -142,7 +135,7 @@ export function createHttpClient(opts: HttpClientOptions = {}): HttpClient {
   // Request, Headers and web streams were the engine's largest own cost per chat completion.
   const send: SendText = async (url, init) => {
     const u = new URL(url);
-    const headers = withBrokerAuth(u, withTraceparentRecord(init.headers));
+    const headers = withTraceparentRecord(init.headers);
     const call = init.upstream ?? { kind: 'other' };
     if (!u.username && !u.password) {
       const { res } = await request({ url: u, ...init, headers }, call);
@@ -164,12 +157,12 @@ export function createHttpClient(opts: HttpClientOptions = {}): HttpClient {
     return { status: res.status, text: await res.text() };
   };
   // Chunk uploads: a Node stream as the body instead of a web ReadableStream through fetch.
-  const upload: OpenUpload = (url, contentType) => {
+  const upload: OpenUpload = (url, contentType, extra = {}) => {
     const body = new PassThrough();
     // A failed request destroys the body; later writes must not raise an unhandled 'error'.
     body.on('error', () => {});
     const u = new URL(url);
-    const headers = withBrokerAuth(u, withTraceparentRecord({ 'content-type': contentType }));
+    const headers = withTraceparentRecord({ ...extra, 'content-type': contentType });
     const status = request({ url: u, method: 'POST', headers, body }).then(async ({ res }) => {
       await res.body.dump();
       return res.statusCode;

@@ -1,6 +1,7 @@
 /** The Query's Memory (spec.memory, else Memory "default", else none) and its calls as traced, evented steps. */
 import type { Context } from '@opentelemetry/api';
 import { DEFAULT_MEMORY_NAME } from '../api/index.ts';
+import { isRouteBroker, routeHeadersFor } from './brokers.ts';
 import { resolveHeaders } from './headers.ts';
 import { MemoryClient } from './memory-client.ts';
 import { errorMessage, type Scope } from './scope.ts';
@@ -9,6 +10,8 @@ import { inSpan } from './tracing.ts';
 export interface ResolvedMemory {
   name: string;
   client: MemoryClient;
+  /** The `query_id` messages are stored under: the query's broker key when the Memory is its broker. */
+  queryId: string;
 }
 
 export function resolveMemory(scope: Scope): ResolvedMemory | undefined {
@@ -24,11 +27,17 @@ export function resolveMemory(scope: Scope): ResolvedMemory | undefined {
     const why = memory.status?.message ? `: ${memory.status.message}` : '';
     throw new Error(`Memory ${name} has no resolved address yet (status.lastResolvedAddress is empty${why})`);
   }
-  const headers = resolveHeaders(memory.spec.headers, scope.namespace, scope.deps.lookup, `Memory ${name}`);
+  const own = resolveHeaders(memory.spec.headers, scope.namespace, scope.deps.lookup, `Memory ${name}`);
+  // The namespace's broker credential goes to that broker only, never to another address a Memory
+  // names (another tenant's broker, a third-party backend); the Memory's own headers win.
+  const isBroker = isRouteBroker(scope.broker, address);
+  const ownAuth = Object.keys(own).some((k) => k.toLowerCase() === 'authorization');
+  const headers = { ...(isBroker && !ownAuth ? routeHeadersFor(scope.broker, address) : {}), ...own };
   const { send, limits } = scope.deps.http;
   return {
     name,
     client: new MemoryClient({ name, address, headers, send, maxHistory: limits.historyBytes }),
+    queryId: isBroker ? scope.key : scope.name,
   };
 }
 

@@ -6,6 +6,7 @@
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ANNOTATION_STREAMING, type Query } from '../api/index.ts';
 import { redactValues } from '../log/index.ts';
+import { type BrokerRoute, routeKey } from './brokers.ts';
 import { ChunkStream } from './chunks.ts';
 import type { QueryOutcome, RunContext } from './contract.ts';
 import { durationField } from './duration.ts';
@@ -40,11 +41,19 @@ function stringData(extra: Record<string, unknown>): Record<string, string> {
   return out;
 }
 
-function makeScope(deps: EngineDeps, query: Query, signal: AbortSignal, deadline: number): Scope {
+function makeScope(
+  deps: EngineDeps,
+  query: Query,
+  signal: AbortSignal,
+  deadline: number,
+  broker: BrokerRoute | undefined,
+): Scope {
   const namespace = query.metadata.namespace ?? 'default';
   const name = query.metadata.name;
+  const key = broker ? routeKey(broker, namespace, name) : name;
+  const events = deps.sinks.events(broker);
   const base = {
-    queryId: name,
+    queryId: key,
     queryName: name,
     queryNamespace: namespace,
     queryUid: query.metadata.uid ?? '',
@@ -54,18 +63,25 @@ function makeScope(deps: EngineDeps, query: Query, signal: AbortSignal, deadline
   const secrets = new Set<string>();
   const streaming = query.metadata.annotations?.[ANNOTATION_STREAMING] === 'true';
   return {
-    deps: { ...deps, lookup: recordingLookup(deps.lookup, secrets) },
+    deps: {
+      ...deps,
+      lookup: recordingLookup(deps.lookup, secrets),
+      tracer: deps.sinks.tracer(broker),
+      events,
+    },
     query,
     namespace,
     name,
+    broker,
+    key,
     signal,
     deadline,
-    stream: streaming && deps.brokerUrl ? new ChunkStream(deps.brokerUrl, name, deps.http, log) : undefined,
+    stream: streaming && broker ? new ChunkStream(broker, key, deps.http, log) : undefined,
     usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     secrets,
     log,
     emit(reason, message, extra = {}, warning = false) {
-      deps.events?.enqueue(`${namespace}/${name}`, {
+      events?.enqueue(`${namespace}/${name}`, {
         timestamp: new Date().toISOString(),
         eventType: warning ? 'Warning' : 'Normal',
         reason,
@@ -110,6 +126,23 @@ async function runTarget(
   }
 }
 
+/**
+ * The broker of the query's namespace. A router that fails (its API server unreachable) leaves the
+ * query without one: the answer still reaches the Query's status and its Memory.
+ */
+async function routeOf(deps: EngineDeps, query: Query): Promise<BrokerRoute | undefined> {
+  const namespace = query.metadata.namespace ?? 'default';
+  try {
+    return await deps.brokers.route(namespace);
+  } catch (err) {
+    deps.logger.warn(
+      { namespace, query: query.metadata.name, error: errorMessage(err) },
+      'no broker for the query: its chunks, events and traces are not recorded',
+    );
+    return undefined;
+  }
+}
+
 export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext): Promise<QueryOutcome> {
   const started = performance.now();
   let timeoutMs: number;
@@ -123,9 +156,9 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new Error('query timeout')), timeoutMs);
   const signal = AbortSignal.any([ctx.signal, timeout.signal]);
-  const scope = makeScope(deps, query, signal, Date.now() + timeoutMs);
+  const scope = makeScope(deps, query, signal, Date.now() + timeoutMs, await routeOf(deps, query));
   const sessionId = query.spec?.sessionId || scope.name;
-  const root = startRootSpan(deps.tracer, 'query', {
+  const root = startRootSpan(scope.deps.tracer, 'query', {
     [SESSION_ATTRIBUTE]: sessionId,
     [SEMCONV_SESSION_ATTRIBUTE]: sessionId,
     'berth.query.name': scope.name,
@@ -175,7 +208,7 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
         'MemoryAddMessages',
         memory.name,
         { conversationId: id, messages: messages.length },
-        () => memory.client.append(id, scope.name, messages, ttlSeconds, signal),
+        () => memory.client.append(id, memory.queryId, messages, ttlSeconds, signal),
       );
     }
     await scope.stream?.complete();
@@ -206,7 +239,7 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
     root.end();
     // Its last event goes out now rather than after the linger, so it is stored by the time the
     // Query's status says the run ended.
-    deps.events?.sendNow(`${scope.namespace}/${scope.name}`);
+    scope.deps.events?.sendNow(`${scope.namespace}/${scope.name}`);
   }
 }
 

@@ -2,6 +2,8 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Query, TokenUsage } from '../api/index.ts';
 import { type Logger, truncateForLog } from '../log/index.ts';
+import type { BrokerSinks } from './broker-sinks.ts';
+import type { BrokerRoute, BrokerRouter } from './brokers.ts';
 import type { ChunkStream } from './chunks.ts';
 import type { ResourceLookup } from './contract.ts';
 import type { EventQueue } from './event-queue.ts';
@@ -13,17 +15,26 @@ export interface EngineDeps {
   lookup: ResourceLookup;
   http: HttpClient;
   models: ModelClients;
-  tracer: Tracer;
-  events: EventQueue | undefined;
-  brokerUrl: string | undefined;
+  brokers: BrokerRouter;
+  sinks: BrokerSinks;
   logger: Logger;
 }
 
+/** The deps of one query: its broker's tracer and event queue chosen. */
+export interface ScopeDeps extends EngineDeps {
+  tracer: Tracer;
+  events: EventQueue | undefined;
+}
+
 export interface Scope {
-  deps: EngineDeps;
+  deps: ScopeDeps;
   query: Query;
   namespace: string;
   name: string;
+  /** The broker of the query's namespace (chunks, events, traces; a memory call to it carries its credential). */
+  broker: BrokerRoute | undefined;
+  /** The query's key in that broker (its name, or `<namespace>:<name>` in a shared broker). */
+  key: string;
   /** Aborted on cancellation or when the Query's timeout expires. */
   signal: AbortSignal;
   /** Epoch ms by which the query must be done (spec.timeout). */

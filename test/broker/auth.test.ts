@@ -13,6 +13,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_STREAMING, type Query } from '../../pkg/api/index.ts';
 import { purgeEvents } from '../../pkg/controller/query/purge.ts';
+import { singleBrokerRouter } from '../../pkg/engine/brokers.ts';
 import { createQueryEngine } from '../../pkg/engine/index.ts';
 import type { GatewayDeps } from '../../pkg/gateway/deps.ts';
 import { mountBrokerProxy } from '../../pkg/gateway/routes/broker-proxy.ts';
@@ -282,13 +283,23 @@ describe('the other clients send their token', () => {
     const q = { metadata: { name: 'purge-me', namespace: tenantA, uid: 'u-1' } } as Query;
     const deps = { reader: {} as never, brokerUrl: url, timeoutMs: 5_000 };
     const anonymous = await purgeEvents(
-      { ...deps, credentials: new BrokerCredentials(new ServiceToken(join(tmp, 'absent')), [url]) },
+      {
+        ...deps,
+        brokers: singleBrokerRouter(
+          url,
+          tenantA,
+          new BrokerCredentials(new ServiceToken(join(tmp, 'absent')), [url]),
+        ),
+      },
       q,
       new AbortController().signal,
     );
     expect(anonymous).toMatchObject({ done: false, error: 'HTTP 401' });
     const step = await purgeEvents(
-      { ...deps, credentials: new BrokerCredentials(new ServiceToken(file), [url]) },
+      {
+        ...deps,
+        brokers: singleBrokerRouter(url, tenantA, new BrokerCredentials(new ServiceToken(file), [url])),
+      },
       q,
       new AbortController().signal,
     );

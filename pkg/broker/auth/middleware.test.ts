@@ -24,7 +24,13 @@ function fakeReviewer(tokens: Record<string, ReviewResult>) {
       state.calls++;
       state.seen.push(audiences);
       if (state.down) throw new ReviewerUnavailable('connect ECONNREFUSED');
-      return tokens[token] ?? { authenticated: false, error: 'invalid bearer token' };
+      const t = tokens[token];
+      if (!t) return { authenticated: false, error: 'invalid bearer token' };
+      // As the API server does: valid only for an audience asked for, and it says which.
+      const both = (t.audiences ?? []).filter((x) => audiences.includes(x));
+      return both.length
+        ? { ...t, audiences: both }
+        : { authenticated: false, error: 'token audiences is invalid' };
     },
   };
   return { reviewer, state };
@@ -115,10 +121,30 @@ describe('brokerAuth', () => {
     const res = await call(a, 'GET', '/messages', 'own');
     expect(res.status).toBe(503);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('auth_unavailable');
-    expect(state.seen[0]).toEqual(['berth-broker']);
+    expect(state.seen[0]).toEqual(['berth-broker', 'berth-broker:tenant-a']);
     // An outage is not remembered: the next call is reviewed again.
     state.down = false;
     expect((await call(a, 'GET', '/messages', 'own')).status).toBe(200);
+  });
+
+  it("accepts the controller's token minted for this namespace's broker, refuses one minted for another's", async () => {
+    const { reviewer } = fakeReviewer({
+      mine: { authenticated: true, username: CONTROLLER, audiences: ['berth-broker:tenant-a'] },
+      theirs: { authenticated: true, username: CONTROLLER, audiences: ['berth-broker:tenant-b'] },
+      selfMinted: {
+        authenticated: true,
+        username: 'system:serviceaccount:tenant-b:x',
+        audiences: ['berth-broker:tenant-a'],
+      },
+    });
+    const { a } = app(reviewer);
+    expect((await call(a, 'POST', '/messages', 'mine')).status).toBe(201);
+    expect((await call(a, 'DELETE', '/queries/q/messages', 'mine')).status).toBe(204);
+    expect((await call(a, 'POST', '/messages', 'theirs')).status).toBe(401);
+    expect((await call(a, 'GET', '/messages', 'theirs')).status).toBe(401);
+    // Any account may mint a token of this audience for itself: it is still not the controller.
+    expect((await call(a, 'POST', '/messages', 'selfMinted')).status).toBe(403);
+    expect((await call(a, 'GET', '/messages', 'selfMinted')).status).toBe(403);
   });
 
   it('lets the controller write, read and purge; own-namespace accounts only read; others get 403', async () => {

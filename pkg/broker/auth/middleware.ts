@@ -50,13 +50,18 @@ export interface BrokerAuthOptions {
 export function brokerAuth(opts: BrokerAuthOptions): MiddlewareHandler {
   const { config, reviewer, logger } = opts;
   const cache = new VerdictCache(config.cacheTtlMs, config.cacheSize, opts.now);
+  // `berth-broker`, and `berth-broker:<namespace>`: the controller's token minted for this tenant's
+  // broker alone (no other broker accepts it, so a tenant's own Service capturing it gains nothing).
+  const audiences = config.namespace
+    ? [BROKER_AUDIENCE, `${BROKER_AUDIENCE}:${config.namespace}`]
+    : [BROKER_AUDIENCE];
   const verdict = async (token: string): Promise<ReviewResult> => {
     const key = tokenKey(token);
     const hit = cache.get(key);
     if (hit) return hit;
     let result: ReviewResult;
     try {
-      result = await reviewer.review(token, [BROKER_AUDIENCE]);
+      result = await reviewer.review(token, audiences);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       logger.warn({ reason }, 'token review failed: answering 503');
@@ -78,11 +83,13 @@ export function brokerAuth(opts: BrokerAuthOptions): MiddlewareHandler {
     const token = bearerOf(c);
     const r = await verdict(token);
     const valid =
-      r.authenticated && !!r.username && (r.audiences ?? [BROKER_AUDIENCE]).includes(BROKER_AUDIENCE);
+      r.authenticated &&
+      !!r.username &&
+      (r.audiences ?? [BROKER_AUDIENCE]).some((a) => audiences.includes(a));
     if (!valid) {
       logger.info({ reason: r.error ?? 'not authenticated', path: c.req.path }, 'broker token refused');
       throw unauthorized(
-        'the bearer token is not valid for the broker (expired, revoked, or not of audience berth-broker)',
+        `the bearer token is not valid for the broker (expired, revoked, or not of audience ${audiences.join(' or ')})`,
       );
     }
     const username = r.username as string;

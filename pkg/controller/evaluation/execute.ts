@@ -65,7 +65,7 @@ function runningWrites(deps: ExecuteDeps, x: Execution) {
 
 export async function execute(deps: ExecuteDeps, x: Execution): Promise<EvaluationOutcome> {
   const { run, subject, target, log } = x;
-  const trace = deps.telemetry.begin(x.e, subject, target);
+  const trace = await deps.telemetry.begin(x.e, subject, target);
   const live = runningWrites(deps, x);
   log.info(
     { url: target.url, type: subject.type, input: truncateForLog(subject.input) },

@@ -7,10 +7,11 @@
 
 import { ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Evaluation } from '../../api/index.ts';
-import { EventQueue } from '../../engine/event-queue.ts';
+import { BrokerSinks } from '../../engine/broker-sinks.ts';
+import { type BrokerRouter, routeKey, singleBrokerRouter } from '../../engine/brokers.ts';
 import { createHttpClient, type HttpClient } from '../../engine/http.ts';
 import { cut } from '../../engine/scope.ts';
-import { createTracing, SESSION_ATTRIBUTE, startRootSpan, type Tracing } from '../../engine/tracing.ts';
+import { SESSION_ATTRIBUTE, startRootSpan, type Tracing } from '../../engine/tracing.ts';
 import { brokerCredentials } from '../../http/service-token/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { AttemptError } from './call.ts';
@@ -23,30 +24,50 @@ export interface EvaluationTrace {
   end(outcome: EvaluationOutcome, durationMs: number): void;
 }
 
-export class EvaluationTelemetry {
-  readonly #events: EventQueue | undefined;
-  readonly #tracing: Tracing;
+export interface EvaluationTelemetryOptions {
+  /** The broker of each namespace (the engine's router); without it, every namespace to `brokerUrl`. */
+  brokers?: BrokerRouter;
+  brokerUrl?: string;
+  http: HttpClient;
+  logger: Logger;
+  /** Instead of exporting spans to the brokers (tests). */
+  tracing?: Tracing;
+}
 
-  /** `tracing`: instead of exporting spans to the broker (tests). */
-  constructor(opts: { brokerUrl?: string; http: HttpClient; logger: Logger; tracing?: Tracing }) {
+export class EvaluationTelemetry {
+  readonly #brokers: BrokerRouter;
+  readonly #sinks: BrokerSinks;
+  readonly #logger: Logger;
+
+  constructor(opts: EvaluationTelemetryOptions) {
     const brokerUrl = opts.brokerUrl?.replace(/\/+$/, '') || undefined;
-    this.#events = brokerUrl
-      ? new EventQueue({ url: brokerUrl, post: opts.http.postJson, logger: opts.logger })
-      : undefined;
-    const credentials = brokerCredentials([brokerUrl]);
-    this.#tracing =
-      opts.tracing ??
-      createTracing(brokerUrl, 'berth-controller', process.env, (url) => credentials.headersFor(url));
+    const env = process.env;
+    const home = env.BROKER_NAMESPACE || env.POD_NAMESPACE || undefined;
+    this.#brokers = opts.brokers ?? singleBrokerRouter(brokerUrl, home, brokerCredentials([brokerUrl]));
+    this.#sinks = new BrokerSinks({
+      http: opts.http,
+      logger: opts.logger,
+      serviceName: 'berth-controller',
+      tracing: opts.tracing,
+    });
+    this.#logger = opts.logger;
   }
 
-  /** Starts an evaluation's trace and sends EvaluationStart. */
-  begin(e: Evaluation, subject: Subject, target: EvaluatorTarget): EvaluationTrace {
+  /** Starts an evaluation's trace, in its namespace's broker, and sends EvaluationStart. */
+  async begin(e: Evaluation, subject: Subject, target: EvaluatorTarget): Promise<EvaluationTrace> {
     const name = e.metadata.name;
     const namespace = e.metadata.namespace ?? 'default';
     const evaluator = e.spec.evaluator.name;
-    // queryId is the broker's key of an operation record: the evaluation's name (wire convention).
+    const route = await this.#brokers.route(namespace).catch((err: Error) => {
+      this.#logger.warn({ namespace, error: err.message }, 'no broker for the evaluation: not recorded');
+      return undefined;
+    });
+    const events = this.#sinks.events(route);
+    const tracer = this.#sinks.tracer(route);
+    // queryId is the broker's key of an operation record: the evaluation's name (wire convention),
+    // qualified by its namespace in a broker shared with other namespaces.
     const data: Record<string, string> = {
-      queryId: name,
+      queryId: route ? routeKey(route, namespace, name) : name,
       queryName: name,
       queryNamespace: namespace,
       sessionId: name,
@@ -58,14 +79,14 @@ export class EvaluationTelemetry {
       ...(subject.query ? { queryRef: subject.query.name } : {}),
     };
     const emit = (reason: string, message: string, extra: Record<string, string>, warning = false) =>
-      this.#events?.enqueue(`${namespace}/${name}`, {
+      events?.enqueue(`${namespace}/${name}`, {
         timestamp: new Date().toISOString(),
         eventType: warning ? 'Warning' : 'Normal',
         reason,
         message,
         data: { ...extra, ...data },
       });
-    const root = startRootSpan(this.#tracing.tracer, 'evaluation', {
+    const root = startRootSpan(tracer, 'evaluation', {
       [SESSION_ATTRIBUTE]: name,
       'berth.evaluation.name': name,
       'berth.evaluation.namespace': namespace,
@@ -81,7 +102,7 @@ export class EvaluationTelemetry {
     });
     return {
       attempt: (n) => {
-        const span = this.#tracing.tracer.startSpan(
+        const span = tracer.startSpan(
           'evaluator.call',
           { attributes: { 'http.request.method': 'POST', 'url.full': target.url, 'berth.attempt': n } },
           parent,
@@ -110,18 +131,18 @@ export class EvaluationTelemetry {
         }
         root.end();
         // The last event goes out now, not after the queue's linger (like a query's).
-        this.#events?.sendNow(`${namespace}/${name}`);
+        events?.sendNow(`${namespace}/${name}`);
       },
     };
   }
 
   /** Waits until queued events and spans were handed to the broker. */
   async flush(): Promise<void> {
-    await Promise.all([this.#events?.flush(), this.#tracing.flush()]);
+    await this.#sinks.flush();
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.#events?.close(), this.#tracing.shutdown()]);
+    await this.#sinks.close();
   }
 }
 
@@ -132,9 +153,8 @@ function endAttempt(span: Span, err?: AttemptError): void {
   span.end();
 }
 
-/** The HTTP client evaluator calls and event posts share (keep-alive across evaluations). */
-/** Evaluator calls, and events to the broker with its token (BROKER_TOKEN_FILE) when there is one. */
-export const evaluationHttp = (brokerUrl?: string): HttpClient => {
-  const credentials = brokerCredentials([brokerUrl]);
-  return createHttpClient({ brokerAuth: (url) => credentials.headersFor(url) });
-};
+/**
+ * The HTTP client evaluator calls and event posts share (keep-alive across evaluations); broker
+ * credentials come with each route, never from the client.
+ */
+export const evaluationHttp = (): HttpClient => createHttpClient();

@@ -1,4 +1,5 @@
 import { Kinds, QUERY_FINALIZER, type Query } from '../../api/index.ts';
+import type { BrokerRouter } from '../../engine/brokers.ts';
 import type { QueryEngine } from '../../engine/contract.ts';
 import { jitteredBackoff } from '../../kube/backoff.ts';
 import { type Client, hasFinalizer, removeFinalizer } from '../../kube/client/index.ts';
@@ -11,6 +12,8 @@ import { formatDuration } from './status.ts';
 export interface FinalizerDeps {
   client: Client;
   engine?: QueryEngine;
+  /** The broker of each namespace (purges); `brokerUrl`: one for all. */
+  brokers?: BrokerRouter;
   brokerUrl?: string;
   recorder: EventRecorder;
   runs: Runs;
@@ -94,6 +97,7 @@ export class QueryFinalizer {
   private async purge(q: Query, state: PurgeState, signal: AbortSignal): Promise<void> {
     const deps = {
       reader: this.d.client,
+      brokers: this.d.brokers,
       brokerUrl: this.d.brokerUrl,
       timeoutMs: this.o.purgeTimeoutMs,
       ...(this.d.fetch ? { fetch: this.d.fetch } : {}),

@@ -1,7 +1,14 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { DEFAULT_MEMORY_NAME, Kinds, type Memory, type Query } from '../../api/index.ts';
+import {
+  type BrokerRoute,
+  type BrokerRouter,
+  isRouteBroker,
+  routeKey,
+  singleBrokerRouter,
+} from '../../engine/brokers.ts';
 import { linkSignals } from '../../http/index.ts';
-import { type BrokerCredentials, brokerAuthHeaders } from '../../http/service-token/index.ts';
+import { brokerCredentials } from '../../http/service-token/index.ts';
 import { ignoreNotFound, type Reader } from '../../kube/client/index.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
 import { engineSecretValue } from '../lookup.ts';
@@ -11,19 +18,36 @@ const SecretRef = CoreKinds.Secret as KindRef<V1Secret>;
 export interface PurgeDeps {
   /** Reads the Memory and its header Secrets (the cache in a controller). */
   reader: Reader;
+  /** The broker of each namespace (the engine's router), with its credential. */
+  brokers?: BrokerRouter;
+  /** Without `brokers`: one broker for every namespace (its token from BROKER_TOKEN_FILE). */
   brokerUrl?: string;
   /** Per-request timeout. */
   timeoutMs: number;
   fetch?: typeof fetch;
-  /** The token for broker addresses (BROKER_URL and its Service names); default from BROKER_TOKEN_FILE. */
-  credentials?: BrokerCredentials;
 }
 
-/** The broker's Authorization when `url` is the broker (never a third-party Memory), unless one is set. */
-function withBrokerAuth(deps: PurgeDeps, url: string, headers: Record<string, string>) {
+const routers = new Map<string, BrokerRouter>();
+
+/** The query's namespace's broker; undefined when none is configured. */
+function routeOf(deps: PurgeDeps, namespace: string): Promise<BrokerRoute | undefined> {
+  if (deps.brokers) return deps.brokers.route(namespace);
+  if (!deps.brokerUrl) return Promise.resolve(undefined);
+  let router = routers.get(deps.brokerUrl);
+  if (!router) {
+    const env = process.env;
+    const home = env.BROKER_NAMESPACE || env.POD_NAMESPACE || undefined;
+    router = singleBrokerRouter(deps.brokerUrl, home, brokerCredentials([deps.brokerUrl]));
+    routers.set(deps.brokerUrl, router);
+  }
+  return router.route(namespace);
+}
+
+/** The broker's Authorization when `url` is the query's broker (never a third-party Memory), unless one is set. */
+function withBrokerAuth(route: BrokerRoute | undefined, url: string, headers: Record<string, string>) {
+  if (!route || !isRouteBroker(route, url)) return headers;
   if (Object.keys(headers).some((k) => k.toLowerCase() === 'authorization')) return headers;
-  const auth = deps.credentials ? deps.credentials.headersFor(url) : brokerAuthHeaders(deps.brokerUrl, url);
-  return { ...headers, ...auth };
+  return { ...headers, ...route.headers() };
 }
 
 /** One part of a query's broker data; `error` says why it could not be purged (yet). */
@@ -60,6 +84,7 @@ function purgeKey(q: Query, domain: 'messages' | 'events'): Record<string, strin
 
 async function del(
   deps: PurgeDeps,
+  route: BrokerRoute | undefined,
   url: string,
   headers: Record<string, string>,
   signal: AbortSignal,
@@ -72,7 +97,7 @@ async function del(
     // (fetch would carry every header but Authorization to wherever it points).
     const res = await (deps.fetch ?? fetch)(url, {
       method: 'DELETE',
-      headers: withBrokerAuth(deps, url, headers),
+      headers: withBrokerAuth(route, url, headers),
       signal: linked.signal,
       redirect: 'manual',
     });
@@ -106,17 +131,31 @@ export async function purgeMessages(deps: PurgeDeps, q: Query, signal: AbortSign
   } catch (err) {
     return { done: false, target, error: (err as Error).message };
   }
-  const url = `${addr.replace(/\/+$/, '')}/queries/${encodeURIComponent(q.metadata.name)}/messages`;
-  const error = await del(deps, url, { ...headers, ...purgeKey(q, 'messages') }, signal, [404, 405]);
+  let route: BrokerRoute | undefined;
+  try {
+    route = await routeOf(deps, ns);
+  } catch (err) {
+    return { done: false, target, error: `no broker route: ${(err as Error).message}` };
+  }
+  // Stored under the query's broker key when the Memory is its broker (engine/memory.ts), else its name.
+  const id = route && isRouteBroker(route, addr) ? routeKey(route, ns, q.metadata.name) : q.metadata.name;
+  const url = `${addr.replace(/\/+$/, '')}/queries/${encodeURIComponent(id)}/messages`;
+  const error = await del(deps, route, url, { ...headers, ...purgeKey(q, 'messages') }, signal, [404, 405]);
   return error ? { done: false, target, error } : { done: true, target };
 }
 
-/** Events are purged on the configured broker; without BROKER_URL there is nothing to purge. */
+/** Events are purged on the broker of the query's namespace; without one there is nothing to purge. */
 export async function purgeEvents(deps: PurgeDeps, q: Query, signal: AbortSignal): Promise<PurgeStep> {
-  if (!deps.brokerUrl) return { done: true, target: 'events: no broker configured' };
-  const base = deps.brokerUrl.replace(/\/+$/, '');
-  const target = `events at broker ${base}`;
-  const url = `${base}/events/${encodeURIComponent(q.metadata.name)}`;
-  const error = await del(deps, url, purgeKey(q, 'events'), signal, [404]);
+  const ns = q.metadata.namespace ?? 'default';
+  let route: BrokerRoute | undefined;
+  try {
+    route = await routeOf(deps, ns);
+  } catch (err) {
+    return { done: false, target: 'events', error: `no broker route: ${(err as Error).message}` };
+  }
+  if (!route) return { done: true, target: 'events: no broker configured' };
+  const target = `events at broker ${route.url}`;
+  const url = `${route.url}/events/${encodeURIComponent(routeKey(route, ns, q.metadata.name))}`;
+  const error = await del(deps, route, url, purgeKey(q, 'events'), signal, [404]);
   return error ? { done: false, target, error } : { done: true, target };
 }

@@ -1,4 +1,5 @@
 import { Kinds, QUERY_FINALIZER, type Query, TERMINAL_PHASES } from '../../api/index.ts';
+import type { BrokerRouter } from '../../engine/brokers.ts';
 import type { QueryEngine } from '../../engine/contract.ts';
 import { addFinalizer, type Client, ignoreNotFound, patchStatus } from '../../kube/client/index.ts';
 import {
@@ -36,6 +37,8 @@ export interface QueryReconcilerDeps {
   /** Reads (served by the informer cache in a controller) and writes. */
   client: Client;
   engine?: QueryEngine;
+  /** The broker of each namespace (purges); `brokerUrl`: one for all. */
+  brokers?: BrokerRouter;
   brokerUrl?: string;
   recorder: EventRecorder;
   /** For what happens outside any reconcile (runs aborted on shutdown). */

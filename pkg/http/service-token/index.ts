@@ -70,6 +70,15 @@ function aliasesOf(u: URL, namespace: string | undefined): string[] {
   return origins;
 }
 
+/** The origins that reach the same broker as `url` (its own, and its Service's other cluster names). */
+export function brokerOrigins(url: string, namespace?: string): string[] {
+  try {
+    return aliasesOf(new URL(url), namespace);
+  } catch {
+    return [];
+  }
+}
+
 const originOf = (url: string | URL): string | undefined => {
   try {
     const u = new URL(url);
