@@ -12,6 +12,11 @@ export interface BrokerAuthConfig {
   namespace?: string;
   /** Usernames that may write and purge (exact match). */
   writers: string[];
+  /**
+   * Accounts of `namespace` that may call the memory contract (create, delete conversations, append
+   * messages) besides reading: exact usernames, or `system:serviceaccount:<namespace>:*`.
+   */
+  memoryCallers?: string[];
   /** How long a review's verdict is reused, and how many verdicts are kept. */
   cacheTtlMs: number;
   cacheSize: number;
@@ -28,6 +33,7 @@ const schema = z.object({
     .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a namespace name')
     .optional(),
   BROKER_WRITER_SUBJECTS: z.string().trim().optional(),
+  BROKER_MEMORY_SUBJECTS: z.string().trim().optional(),
   BROKER_AUTH_CACHE_SECONDS: z
     .string()
     .regex(/^\d+$/, 'must be a non-negative integer')
@@ -48,7 +54,8 @@ const readPodNamespace = (file: string) => {
 /**
  * BROKER_AUTH (none | serviceaccount, default none: `berth broker` by hand and `berth up`), NAMESPACE
  * (else the pod's own), BROKER_WRITER_SUBJECTS (comma-separated usernames; default the controller's
- * service account), BROKER_AUTH_CACHE_SECONDS (default 30). Throws a ConfigError naming what is wrong.
+ * service account), BROKER_MEMORY_SUBJECTS (accounts of NAMESPACE that may call the memory
+ * contract; default none), BROKER_AUTH_CACHE_SECONDS (default 30). Throws a ConfigError naming what is wrong.
  */
 export function loadBrokerAuthConfig(
   env: NodeJS.ProcessEnv = process.env,
@@ -71,6 +78,18 @@ export function loadBrokerAuthConfig(
     throw new ConfigError(
       'invalid broker authentication settings:\n  NAMESPACE: is required when BROKER_AUTH=serviceaccount (outside a pod)',
     );
+  const memoryCallers = (e.BROKER_MEMORY_SUBJECTS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  // The namespace allows its own callers only: an account of another namespace is never one.
+  const foreign = memoryCallers.filter(
+    (u) => !namespace || !u.startsWith(`system:serviceaccount:${namespace}:`),
+  );
+  if (foreign.length)
+    throw new ConfigError(
+      `invalid broker authentication settings:\n  BROKER_MEMORY_SUBJECTS: only service accounts of namespace ${namespace ?? '(unset)'} may be memory callers, not ${foreign.join(', ')}`,
+    );
   if (e.BROKER_AUTH === 'serviceaccount' && writers.length === 0)
     throw new ConfigError(
       'invalid broker authentication settings:\n  BROKER_WRITER_SUBJECTS: names no subject',
@@ -79,6 +98,7 @@ export function loadBrokerAuthConfig(
     mode: e.BROKER_AUTH,
     namespace,
     writers,
+    memoryCallers,
     cacheTtlMs: e.BROKER_AUTH_CACHE_SECONDS * 1000,
     cacheSize: 10_000,
   };

@@ -147,6 +147,65 @@ describe('brokerAuth', () => {
     expect((await call(a, 'GET', '/messages', 'selfMinted')).status).toBe(403);
   });
 
+  it('lets the accounts BROKER_MEMORY_SUBJECTS names call the memory contract, and nothing more', async () => {
+    const tokens = {
+      agent: ok('system:serviceaccount:tenant-a:agent'),
+      plain: ok('system:serviceaccount:tenant-a:berth-api'),
+    };
+    const lines: string[] = [];
+    const logger = createLogger({
+      name: 't',
+      level: 'silent',
+      destination: { write: (l: string) => lines.push(l) },
+    });
+    const cfg = { ...config, memoryCallers: ['system:serviceaccount:tenant-a:agent'] };
+    const a = new Hono();
+    a.use('*', brokerAuth({ config: cfg, reviewer: fakeReviewer(tokens).reviewer, logger }));
+    a.onError(errorHandler(logger));
+    a.all('*', (c) => c.json({ ok: true }));
+    const as = (method: string, path: string, token: string) => call(a as never, method, path, token);
+    for (const [m, p] of [
+      ['POST', '/conversations'],
+      ['DELETE', '/conversations/c-1'],
+      ['POST', '/messages'],
+    ]) {
+      expect((await as(m as string, p as string, 'agent')).status, `${m} ${p}`).toBe(200);
+      expect((await as(m as string, p as string, 'plain')).status, `${m} ${p}`).toBe(403);
+    }
+    // Chunks, events, traces, purges and look-alike paths stay the controller's.
+    for (const [m, p] of [
+      ['POST', '/stream/q'],
+      ['POST', '/events'],
+      ['POST', '/v1/traces'],
+      ['DELETE', '/messages'],
+      ['DELETE', '/conversations'],
+      ['DELETE', '/queries/q/messages'],
+      ['DELETE', '/conversations/c-1/queries/q/messages'],
+      ['DELETE', '/conversations/c-1%2Fqueries%2Fq%2Fmessages/x'],
+      ['POST', '/messages/'],
+    ])
+      expect((await as(m as string, p as string, 'agent')).status, `${m} ${p}`).toBe(403);
+  });
+
+  it('refuses memory callers of another namespace at start', () => {
+    expect(() =>
+      loadBrokerAuthConfig({
+        BROKER_AUTH: 'serviceaccount',
+        NAMESPACE: 'tenant-a',
+        BROKER_MEMORY_SUBJECTS: 'system:serviceaccount:tenant-a:agent, system:serviceaccount:tenant-b:agent',
+      }),
+    ).toThrow(
+      /only service accounts of namespace tenant-a may be memory callers, not system:serviceaccount:tenant-b:agent/,
+    );
+    expect(
+      loadBrokerAuthConfig({
+        BROKER_AUTH: 'serviceaccount',
+        NAMESPACE: 'tenant-a',
+        BROKER_MEMORY_SUBJECTS: 'system:serviceaccount:tenant-a:*',
+      }).memoryCallers,
+    ).toEqual(['system:serviceaccount:tenant-a:*']);
+  });
+
   it('lets the controller write, read and purge; own-namespace accounts only read; others get 403', async () => {
     const { reviewer } = fakeReviewer(tokens);
     const { a } = app(reviewer);
@@ -185,7 +244,7 @@ describe('brokerAuth', () => {
 
 describe('rightsOf', () => {
   it('matches writers exactly and readers by namespace prefix with its colon', () => {
-    expect(rightsOf(CONTROLLER, config)).toEqual(['write', 'read']);
+    expect(rightsOf(CONTROLLER, config)).toEqual(['write', 'read', 'memory']);
     expect(rightsOf(`${CONTROLLER}x`, config)).toEqual([]);
     expect(rightsOf('system:serviceaccount:tenant-a:default', config)).toEqual(['read']);
     expect(rightsOf('system:serviceaccount:tenant-a', config)).toEqual([]);

@@ -12,13 +12,34 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
 /** Longer than any service-account JWT: refused before it costs a review. */
 const MAX_TOKEN_CHARS = 16 * 1024;
 
-export type Right = 'write' | 'read';
+export type Right = 'write' | 'read' | 'memory';
 
-/** Who may do what: writers everything, service accounts of the served namespace reads. */
-export function rightsOf(username: string, cfg: Pick<BrokerAuthConfig, 'writers' | 'namespace'>): Right[] {
-  if (cfg.writers.includes(username)) return ['write', 'read'];
-  if (cfg.namespace && username.startsWith(`system:serviceaccount:${cfg.namespace}:`)) return ['read'];
-  return [];
+/**
+ * The memory contract's writes (create a conversation, delete one, append messages): what a caller
+ * the namespace allows (BROKER_MEMORY_SUBJECTS) may do besides reading. Matched on the raw path, so
+ * `/conversations/x/queries/q/messages` or an encoded variant is not one of them.
+ */
+const MEMORY_WRITES: Array<[string, RegExp]> = [
+  ['POST', /^\/conversations$/],
+  ['DELETE', /^\/conversations\/[^/]+$/],
+  ['POST', /^\/messages$/],
+];
+const isMemoryWrite = (method: string, path: string) =>
+  MEMORY_WRITES.some(([m, re]) => m === method && re.test(path));
+
+/**
+ * Who may do what: writers everything, service accounts of the served namespace reads, and those
+ * of them the namespace names as memory callers the memory contract too.
+ */
+export function rightsOf(
+  username: string,
+  cfg: Pick<BrokerAuthConfig, 'writers' | 'namespace' | 'memoryCallers'>,
+): Right[] {
+  if (cfg.writers.includes(username)) return ['write', 'read', 'memory'];
+  const prefix = `system:serviceaccount:${cfg.namespace}:`;
+  if (!cfg.namespace || !username.startsWith(prefix)) return [];
+  const callers = cfg.memoryCallers ?? [];
+  return callers.includes(username) || callers.includes(`${prefix}*`) ? ['read', 'memory'] : ['read'];
 }
 
 const unauthorized = (message: string) =>
@@ -93,7 +114,11 @@ export function brokerAuth(opts: BrokerAuthOptions): MiddlewareHandler {
       );
     }
     const username = r.username as string;
-    const need: Right = READ_METHODS.has(c.req.method) ? 'read' : 'write';
+    const need: Right = READ_METHODS.has(c.req.method)
+      ? 'read'
+      : isMemoryWrite(c.req.method, c.req.path)
+        ? 'memory'
+        : 'write';
     if (!rightsOf(username, config).includes(need)) {
       logger.info({ user: username, method: c.req.method, path: c.req.path }, 'broker request forbidden');
       throw new HttpError(
@@ -101,7 +126,9 @@ export function brokerAuth(opts: BrokerAuthOptions): MiddlewareHandler {
         'forbidden',
         need === 'read'
           ? `${username} may not read this broker (only service accounts of namespace ${config.namespace} and the controller may)`
-          : `${username} may not write to this broker (only the controller may)`,
+          : need === 'memory'
+            ? `${username} may not call the memory contract of this broker (only the controller and the accounts BROKER_MEMORY_SUBJECTS names may)`
+            : `${username} may not write to this broker (only the controller may)`,
       );
     }
     c.set('brokerCaller' as never, username as never);
