@@ -1,4 +1,4 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { ReviewResult, TokenReviewer } from '../pkg/broker/auth/index.ts';
 import { ReviewerUnavailable } from '../pkg/broker/auth/index.ts';
 import { createClient } from '../pkg/kube/client/index.ts';
@@ -53,4 +53,14 @@ export function kubeTokenReviewer(kc: KubeConfig): TokenReviewer {
       };
     },
   };
+}
+
+/**
+ * The reviewer with the pod's own service account, or KUBECONFIG outside a cluster (KUBECONFIG, else
+ * ~/.kube/config, else in-cluster). cmd/broker.ts imports this module at the first review only.
+ */
+export function defaultKubeTokenReviewer(): TokenReviewer {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return kubeTokenReviewer(kc);
 }

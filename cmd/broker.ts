@@ -1,5 +1,10 @@
 import type { Env, MiddlewareHandler } from 'hono';
-import { type BrokerAuthConfig, brokerAuth, loadBrokerAuthConfig } from '../pkg/broker/auth/index.ts';
+import {
+  type BrokerAuthConfig,
+  brokerAuth,
+  lazyTokenReviewer,
+  loadBrokerAuthConfig,
+} from '../pkg/broker/auth/index.ts';
 import { ConfigError, loadBrokerConfig } from '../pkg/broker/config.ts';
 import { startBroker } from '../pkg/broker/server.ts';
 import { shutdownGraceSeconds } from '../pkg/http/index.ts';
@@ -64,8 +69,11 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
 }
 
 /**
- * BROKER_AUTH=serviceaccount: the TokenReview client (loaded only then: a broker without auth loads
- * no Kubernetes client) with the pod's own service account, or KUBECONFIG outside a cluster.
+ * BROKER_AUTH=serviceaccount: the TokenReview client with the pod's own service account, or KUBECONFIG
+ * outside a cluster. A broker without auth loads no Kubernetes client, and one with auth loads it (and
+ * reads the kubeconfig) at the first request that needs a review: the client costs ~46 MB of RSS that
+ * an idle tenant broker does not use (docs/broker.md, "Footprint"). Until it loads, or if it fails
+ * to, a request needing a review is answered 503 as when the API server is unreachable.
  */
 async function authMiddleware(
   cfg: BrokerAuthConfig,
@@ -77,15 +85,15 @@ async function authMiddleware(
     );
     return undefined;
   }
-  const [{ KubeConfig }, { kubeTokenReviewer }] = await Promise.all([
-    import('@kubernetes/client-node'),
-    import('./broker-token-review.ts'),
-  ]);
-  const kc = new KubeConfig();
-  kc.loadFromDefault(); // KUBECONFIG, else ~/.kube/config, else in-cluster
+  const reviewer = lazyTokenReviewer(async () => {
+    const { defaultKubeTokenReviewer } = await import('./broker-token-review.ts');
+    const loaded = defaultKubeTokenReviewer();
+    logger.info('TokenReview client loaded');
+    return loaded;
+  });
   logger.info(
     { namespace: cfg.namespace, writers: cfg.writers },
     'BROKER_AUTH=serviceaccount: callers need a berth-broker token',
   );
-  return brokerAuth({ config: cfg, reviewer: kubeTokenReviewer(kc), logger });
+  return brokerAuth({ config: cfg, reviewer, logger });
 }

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 
 const ALL: Record<string, string[]> = {
   broker: ['broker/run.ts', 'broker/sse-latency.ts', 'broker/otlp.ts'],
+  // Idle RSS of `berth broker` with and without BROKER_AUTH (from dist/ when built).
+  footprint: ['broker/footprint.ts'],
   // PostgreSQL and Redis of this machine (DATABASE_URL / REDIS_URL): fresh databases and key prefixes.
   durable: ['broker/durable.ts', 'broker/redis-chunks.ts'],
   controller: ['controller/run.ts'],
@@ -31,6 +33,7 @@ const RESULTS: Record<string, string> = {
   'broker/run.ts': 'broker/results.json',
   'broker/sse-latency.ts': 'broker/sse-latency-results.json',
   'broker/otlp.ts': 'broker/otlp-results.json',
+  'broker/footprint.ts': 'broker/footprint-results.json',
   'broker/durable.ts': 'broker/durable-results.json',
   'broker/redis-chunks.ts': 'broker/redis-chunks-results.json',
   'api/run.ts': 'api/results.json',

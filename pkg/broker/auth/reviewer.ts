@@ -29,3 +29,25 @@ export interface TokenReviewer {
 export class ReviewerUnavailable extends Error {
   override name = 'ReviewerUnavailable';
 }
+
+/**
+ * A TokenReviewer built at its first review, not before: `load` (e.g. importing the Kubernetes client,
+ * ~46 MB of RSS) runs once, concurrent first reviews share it, and a failed load rejects those reviews
+ * with ReviewerUnavailable (503, as an unreachable API server) and is tried again at the next review.
+ */
+export function lazyTokenReviewer(load: () => Promise<TokenReviewer>): TokenReviewer {
+  let loading: Promise<TokenReviewer> | undefined;
+  return {
+    async review(token, audiences) {
+      loading ??= Promise.resolve()
+        .then(load)
+        .catch((err: unknown) => {
+          loading = undefined;
+          throw new ReviewerUnavailable(
+            `the TokenReview client could not be loaded: ${err instanceof Error ? err.message : String(err)}`,
+          );
+        });
+      return (await loading).review(token, audiences);
+    },
+  };
+}
