@@ -25,7 +25,7 @@ interface TokenRequest {
  */
 const tokenSubresource = (serviceAccount: string) =>
   kindRef<TokenRequest>({
-    group: 'authentication.k8s.io',
+    group: '',
     version: 'v1',
     kind: 'TokenRequest',
     plural: `serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
