@@ -1,4 +1,3 @@
-export * from './broker-key.ts';
 export * from './common.ts';
 export * from './group.ts';
 export * from './kind-def.ts';

@@ -3,13 +3,12 @@
  * brokers. The controller routes each namespace to its own broker (pkg/controller/brokers); without
  * a router every namespace goes to the one configured broker (`berth up`, a controller run by hand).
  */
-import { brokerQueryKey } from '../api/index.ts';
 import { type BrokerCredentials, brokerOrigins } from '../http/service-token/index.ts';
 
 export interface BrokerRoute {
   /** Base URL, without a trailing slash. */
   url: string;
-  /** The namespace this broker is the own broker of (its data's keys are bare names there). */
+  /** The namespace this broker belongs to (for its Service's short and long cluster names). */
   namespace: string | undefined;
   /** `{authorization}` for this broker, `{}` without a credential. Only ever sent to `url`'s broker. */
   headers(): Record<string, string>;
@@ -19,10 +18,6 @@ export interface BrokerRouter {
   /** The broker of `namespace`'s data; undefined: none configured, nothing is recorded. */
   route(namespace: string): Promise<BrokerRoute | undefined>;
 }
-
-/** The key of a Query's data in `route`'s broker (see brokerQueryKey). */
-export const routeKey = (route: BrokerRoute, namespace: string, name: string) =>
-  brokerQueryKey(namespace, name, route.namespace);
 
 /** Whether `url` is `route`'s broker (its origin, or the same Service under another cluster name). */
 export function isRouteBroker(route: BrokerRoute | undefined, url: string | URL): boolean {
@@ -41,10 +36,7 @@ export function isRouteBroker(route: BrokerRoute | undefined, url: string | URL)
 export const routeHeadersFor = (route: BrokerRoute | undefined, url: string | URL) =>
   route && isRouteBroker(route, url) ? route.headers() : {};
 
-/**
- * Every namespace to the one configured broker, whose own namespace is `namespace` (the others'
- * keys are qualified there), with the process's broker token (BROKER_TOKEN_FILE).
- */
+/** Every namespace to the one configured broker (in `namespace`), with the process's broker token (BROKER_TOKEN_FILE). */
 export function singleBrokerRouter(
   url: string | undefined,
   namespace: string | undefined,

@@ -31,13 +31,12 @@ export class ChunkStream {
 
   constructor(
     broker: BrokerRoute,
-    /** The query's key in that broker (routeKey). */
-    key: string,
+    queryName: string,
     http: Pick<HttpClient, 'upload' | 'send'>,
     logger: Logger,
   ) {
     this.#broker = broker;
-    this.#url = `${broker.url.replace(/\/+$/, '')}/stream/${encodeURIComponent(key)}`;
+    this.#url = `${broker.url.replace(/\/+$/, '')}/stream/${encodeURIComponent(queryName)}`;
     this.#http = http;
     this.#log = logger;
   }

@@ -10,8 +10,6 @@ import { inSpan } from './tracing.ts';
 export interface ResolvedMemory {
   name: string;
   client: MemoryClient;
-  /** The `query_id` messages are stored under: the query's broker key when the Memory is its broker. */
-  queryId: string;
 }
 
 export function resolveMemory(scope: Scope): ResolvedMemory | undefined {
@@ -37,7 +35,6 @@ export function resolveMemory(scope: Scope): ResolvedMemory | undefined {
   return {
     name,
     client: new MemoryClient({ name, address, headers, send, maxHistory: limits.historyBytes }),
-    queryId: isBroker ? scope.key : scope.name,
   };
 }
 

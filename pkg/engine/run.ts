@@ -6,7 +6,7 @@
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ANNOTATION_STREAMING, type Query } from '../api/index.ts';
 import { redactValues } from '../log/index.ts';
-import { type BrokerRoute, routeKey } from './brokers.ts';
+import type { BrokerRoute } from './brokers.ts';
 import { ChunkStream } from './chunks.ts';
 import type { QueryOutcome, RunContext } from './contract.ts';
 import { durationField } from './duration.ts';
@@ -50,10 +50,9 @@ function makeScope(
 ): Scope {
   const namespace = query.metadata.namespace ?? 'default';
   const name = query.metadata.name;
-  const key = broker ? routeKey(broker, namespace, name) : name;
   const events = deps.sinks.events(broker);
   const base = {
-    queryId: key,
+    queryId: name,
     queryName: name,
     queryNamespace: namespace,
     queryUid: query.metadata.uid ?? '',
@@ -73,10 +72,9 @@ function makeScope(
     namespace,
     name,
     broker,
-    key,
     signal,
     deadline,
-    stream: streaming && broker ? new ChunkStream(broker, key, deps.http, log) : undefined,
+    stream: streaming && broker ? new ChunkStream(broker, name, deps.http, log) : undefined,
     usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
     secrets,
     log,
@@ -208,7 +206,7 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
         'MemoryAddMessages',
         memory.name,
         { conversationId: id, messages: messages.length },
-        () => memory.client.append(id, memory.queryId, messages, ttlSeconds, signal),
+        () => memory.client.append(id, scope.name, messages, ttlSeconds, signal),
       );
     }
     await scope.stream?.complete();

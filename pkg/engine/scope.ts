@@ -33,8 +33,6 @@ export interface Scope {
   name: string;
   /** The broker of the query's namespace (chunks, events, traces; a memory call to it carries its credential). */
   broker: BrokerRoute | undefined;
-  /** The query's key in that broker (its name, or `<namespace>:<name>` in a shared broker). */
-  key: string;
   /** Aborted on cancellation or when the Query's timeout expires. */
   signal: AbortSignal;
   /** Epoch ms by which the query must be done (spec.timeout). */

@@ -66,7 +66,12 @@ async function json(url: string, init?: RequestInit): Promise<unknown> {
 }
 
 /** Stores one message and one event for `query` in the broker. */
-export async function seedBrokerData(broker: string, query: string, namespace: string): Promise<void> {
+export async function seedBrokerData(
+  broker: string,
+  query: string,
+  namespace: string,
+  conversation = `conv-${namespace}-${query}`,
+): Promise<void> {
   const post = (path: string, body: unknown) =>
     json(`${broker}${path}`, {
       method: 'POST',
@@ -74,7 +79,7 @@ export async function seedBrokerData(broker: string, query: string, namespace: s
       body: JSON.stringify(body),
     });
   await post('/messages', {
-    conversation_id: `conv-${query}`,
+    conversation_id: conversation,
     query_id: query,
     messages: [{ role: 'user', content: `hello from ${query}` }],
   });

@@ -126,7 +126,7 @@ describe("a query's data goes to its namespace's broker, with that broker's cred
     expect(shared.seen).toEqual([]);
   });
 
-  it('a namespace without one: the shared broker, keyed <namespace>:<name>; a Memory naming another broker gets no credential', async () => {
+  it('a namespace without one: the shared broker, with its credential; a Memory naming another broker gets none', async () => {
     const lookup = new MapLookup()
       .put('model', inNamespace(model('default', { baseUrl: fake.url }), OTHER))
       .put('agent', inNamespace(agent('helper', { modelRef: { name: 'default' } }), OTHER))
@@ -143,7 +143,7 @@ describe("a query's data goes to its namespace's broker, with that broker's cred
     expect((await engine.run(q, run())).phase).toBe('done');
     await engine.flush();
     await engine.close();
-    const key = encodeURIComponent(`${OTHER}:support-1`);
+    const key = 'support-1';
     const got = summary(shared.seen);
     for (const line of [
       `POST /stream/${key} Bearer tok-shared`,
@@ -155,10 +155,13 @@ describe("a query's data goes to its namespace's broker, with that broker's cred
     const events = shared.seen
       .filter((s) => s.path === '/events')
       .flatMap((s) => [JSON.parse(s.body)].flat());
-    expect(new Set(events.map((e: { data: { queryId: string } }) => e.data.queryId))).toEqual(
-      new Set([`${OTHER}:support-1`]),
+    // The query id is its name (the wire convention); its namespace rides along for scoped purges.
+    const ids = events.map(
+      (e: { data: { queryId: string; queryNamespace: string } }) =>
+        `${e.data.queryNamespace}/${e.data.queryId}`,
     );
-    // The memory calls went to NS's broker without any credential, under the bare name.
+    expect(new Set(ids)).toEqual(new Set([`${OTHER}/support-1`]));
+    // The memory calls went to NS's broker without any credential.
     expect(summary(own.seen)).toEqual(['POST /conversations -', 'POST /messages -']);
     const stored = own.seen.find((s) => s.path === '/messages' && s.method === 'POST');
     expect(JSON.parse(stored?.body ?? '{}').query_id).toBe('support-1');

@@ -58,6 +58,10 @@ beforeAll(async () => {
           watch: t,
           brokerUrl: broker.url,
           seedFile,
+          // The tenants' own brokers (the overlay's berth-broker Services) run no pods here: this
+          // controller is the single-tenant install's, writing every namespace to its own broker
+          // (test/security/tenant-isolation.test.ts runs tenant brokers).
+          args: ['--no-tenant-brokers'],
         });
       }),
     )),
@@ -158,13 +162,23 @@ async function tenantRound(ns: string): Promise<void> {
   expect(q.status.message).toMatch(/nobody/);
 
   // Delete → the purge of the broker data (through the Memory it resolved) → finalizer removed.
-  await seedBrokerData(broker.url, failing, ns);
+  // The broker is the one of the controller's own namespace, shared with every other: the purge
+  // takes this Query's messages in its own conversation and its namespace's events only. A
+  // same-named Query of another namespace (seeded here under its own conversation) keeps its data.
+  const conversation = q.status.conversationId as string;
+  expect(conversation).toBeTruthy();
+  await seedBrokerData(broker.url, failing, ns, conversation);
+  await seedBrokerData(broker.url, failing, 'elsewhere');
   const before = await brokerCounts(broker.url, failing);
-  expect(before.messages).toBe(1);
-  expect(before.events).toBeGreaterThan(1); // the engine's own events of the run, and ours
+  expect(before.messages).toBe(2);
+  expect(before.events).toBeGreaterThan(2); // the engine's own events of the run, and ours
   await mustKubectl(['--kubeconfig', asTenant, 'delete', 'query', failing, '-n', ns, '--wait=false']);
   await wait(ns, `query/${failing}`, 'delete');
-  expect(await brokerCounts(broker.url, failing)).toEqual({ messages: 0, events: 0 });
+  expect(await brokerCounts(broker.url, failing)).toEqual({ messages: 1, events: 1 });
+  const left = (await (await fetch(`${broker.url}/events/${failing}`)).json()) as {
+    items: Array<{ data: { queryNamespace: string } }>;
+  };
+  expect(left.items.map((e) => e.data.queryNamespace)).toEqual(['elsewhere']);
 
   // TTL expiry: the controller itself deletes the finished Query (queries delete).
   await wait(ns, `query/${expiring}`, 'delete');
@@ -227,6 +241,8 @@ describe('berth controller with only its manifest RBAC', () => {
       `patch configmaps/marketplace-sources -n ${t}`,
       `create events -n ${t}`,
       `update leases.coordination.k8s.io -n ${home}`,
+      // Tenant brokers' tokens, minted for the controller's own account (the rule names it).
+      `create serviceaccounts/berth-controller -n ${home} --subresource=token`,
     ];
     const denied = [
       `create queries.berth.dev -n ${t}`,
@@ -237,6 +253,10 @@ describe('berth controller with only its manifest RBAC', () => {
       ]),
       `patch agents.berth.dev --subresource=status -n ${t}`,
       `create secrets -n ${t}`,
+      // Tokens for any other account, here or in a tenant: none.
+      `create serviceaccounts/berth-api -n ${home} --subresource=token`,
+      `create serviceaccounts/berth-controller -n ${t} --subresource=token`,
+      `create serviceaccounts -n ${t} --subresource=token`,
       `delete secrets -n ${t}`,
       `delete configmaps -n ${t}`,
       // ConfigMaps other than the marketplace map: not even readable (the seeder applies that one).

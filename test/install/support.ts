@@ -235,6 +235,8 @@ export interface ControllerRun {
   watch: string;
   brokerUrl: string;
   seedFile?: string;
+  /** More flags (e.g. `--no-tenant-brokers`). */
+  args?: string[];
 }
 
 /**
@@ -247,6 +249,7 @@ export async function startController(kubeconfig: string, run: ControllerRun): P
   const args = ['controller', '--namespace', run.watch, '--port', '0', '--metrics-port', '0'];
   args.push('--lease-name', `berth-controller-${run.watch}`, '--purge-retry-max', '500ms');
   if (run.seedFile) args.push('--marketplace-seed-file', run.seedFile);
+  args.push(...(run.args ?? []));
   const proc = spawnBerth(args, {
     ...process.env,
     KUBECONFIG: kubeconfig,

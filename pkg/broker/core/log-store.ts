@@ -14,7 +14,7 @@ export abstract class LogStore<E extends TimedEntry, K extends string, V = E> {
 
   constructor(
     store: LogStoreOptions,
-    opts: Pick<IndexedLogOptions<E, K>, 'keys' | 'revive' | 'onEvict' | 'onRemove'>,
+    opts: Pick<IndexedLogOptions<E, K>, 'keys' | 'revive' | 'onEvict' | 'onRemove' | 'onOp'>,
   ) {
     const revive = opts.revive;
     this.ttlMs = store.ttlSeconds * 1000;
@@ -25,6 +25,7 @@ export abstract class LogStore<E extends TimedEntry, K extends string, V = E> {
       keys: opts.keys,
       onEvict: opts.onEvict,
       onRemove: opts.onRemove,
+      onOp: opts.onOp,
       revive: (record, json, expiresAt) => {
         const e = revive(record, json, expiresAt);
         this.revived(e);

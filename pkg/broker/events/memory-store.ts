@@ -20,7 +20,13 @@ function entryOf(r: Record<string, unknown>, json: string, expiresAt: number): S
 /** Operation events in memory, indexed by query and by session. */
 export class MemoryEventStore extends LogStore<StoredEvent, 'query' | 'session'> implements EventStore {
   constructor(opts: MemoryEventStoreOptions) {
-    super(opts, { keys: { query: (e) => e.queryId, session: (e) => e.sessionId }, revive: entryOf });
+    super(opts, {
+      keys: { query: (e) => e.queryId, session: (e) => e.sessionId },
+      revive: entryOf,
+      onOp: (op) => {
+        if (op.$op === 'delns') this.#dropNamespace(String(op.q), String(op.ns));
+      },
+    });
   }
 
   /** Entries in sequence order (sessions are rebuilt from them after a restart). */
@@ -61,8 +67,19 @@ export class MemoryEventStore extends LogStore<StoredEvent, 'query' | 'session'>
     return this.log.page(undefined, cursor, limit);
   }
 
-  async delete(queryId?: string): Promise<number> {
-    return queryId === undefined ? this.log.clear() : this.log.remove('query', queryId);
+  async delete(queryId?: string, namespace?: string): Promise<number> {
+    if (queryId === undefined) return this.log.clear();
+    if (namespace === undefined) return this.log.remove('query', queryId);
+    const n = this.#dropNamespace(queryId, namespace);
+    this.log.journalOp({ $op: 'delns', q: queryId, ns: namespace });
+    return n;
+  }
+
+  #dropNamespace(queryId: string, namespace: string): number {
+    const d = this.log.index('query', queryId);
+    if (!d) return 0;
+    const gone = new Set([...d.values()].filter((e) => e.data.queryNamespace === namespace));
+    return gone.size ? this.log.dropWhere((e) => gone.has(e)) : 0;
   }
 
   sweep(): void {

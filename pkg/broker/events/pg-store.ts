@@ -184,15 +184,18 @@ export class PgEventStore implements EventStore {
     return { items, total: Math.max(0, Number(count.rows[0]?.n)), hasMore: rows.rows.length > limit };
   }
 
-  /** Deletes the events of one query, or all; the counter follows in the same statement. */
-  async delete(queryId?: string): Promise<number> {
-    const where = queryId === undefined ? '' : 'WHERE query_id = $1';
+  /** Deletes the events of one query (of one namespace), or all; the counter follows in the same statement. */
+  async delete(queryId?: string, namespace?: string): Promise<number> {
+    const values = queryId === undefined ? [] : namespace === undefined ? [queryId] : [queryId, namespace];
+    const where = ['', 'WHERE query_id = $1', "WHERE query_id = $1 AND data->>'queryNamespace' = $2"][
+      values.length
+    ];
     const r = await guarded('postgres', () =>
       this.#pool.query(
         `WITH d AS (DELETE FROM berth_events ${where} RETURNING 1),
               c AS (${counterAdd('-(SELECT count(*) FROM d)')})
          SELECT count(*)::int8 AS n FROM d`,
-        queryId === undefined ? [] : [queryId],
+        values,
       ),
     );
     return Number(r.rows[0]?.n);

@@ -102,12 +102,24 @@ export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
       path: '/events/{queryId}',
       tags,
       summary: "Delete a query's events (the Query finalizer); idempotent, sessions stay",
-      request: { params: idParam('queryId') },
+      description:
+        "`namespace` keeps the purge to the events of that namespace's Query (`data.queryNamespace`): in a broker several namespaces share, same-named Queries have the same query id.",
+      request: {
+        params: idParam('queryId'),
+        query: z.object({
+          namespace: z
+            .string()
+            .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a namespace name')
+            .optional()
+            .describe('Only the events whose data.queryNamespace is this namespace'),
+        }),
+      },
       responses: { 200: { description: '{query_id, deleted}' } },
     }),
     async (c) => {
       const { queryId } = c.req.valid('param');
-      return c.json({ query_id: queryId, deleted: await store.delete(queryId) }, 200);
+      const { namespace } = c.req.valid('query');
+      return c.json({ query_id: queryId, deleted: await store.delete(queryId, namespace) }, 200);
     },
   );
 }

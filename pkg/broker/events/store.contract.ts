@@ -38,5 +38,20 @@ export function eventStoreContract(name: string, make: () => Promise<EventStore>
       expect((await s.append(ev('q3'))).seq).toBe(3);
       await s.close();
     });
+    it("deletes one namespace's query only, leaving the same-named query of another namespace", async () => {
+      const s = await make();
+      const inNs = (namespace: string) => ({
+        ...ev('support-1'),
+        data: { queryId: 'support-1', queryNamespace: namespace },
+      });
+      await s.appendMany([inNs('team-a'), inNs('team-b'), inNs('team-a'), ev('support-1')]);
+      expect(await s.delete('support-1', 'team-a')).toBe(2);
+      const left = await s.page({ queryId: 'support-1' }, 0, 10);
+      expect(left.items.map((e) => e.data.queryNamespace ?? null)).toEqual(['team-b', null]);
+      expect(left.total).toBe(2);
+      expect(await s.delete('support-1', 'team-a')).toBe(0);
+      expect(await s.delete('support-1')).toBe(2);
+      await s.close();
+    });
   });
 }

@@ -58,8 +58,12 @@ export interface EventStore {
   /** A batch, stored all or nothing with consecutive sequences (a durable backend in one transaction). */
   appendMany(inputs: EventInput[]): Promise<StoredEvent[]>;
   page(f: EventFilter, cursor: number, limit: number): Promise<Page<StoredEvent>>;
-  /** Deletes the events of one query, or all when no query is given. */
-  delete(queryId?: string): Promise<number>;
+  /**
+   * Deletes the events of one query, or all when no query is given; with `namespace`, only the
+   * query's events whose `data.queryNamespace` is that namespace (same-named Queries of several
+   * namespaces share a broker's query id).
+   */
+  delete(queryId?: string, namespace?: string): Promise<number>;
   onAppend(listener: (e: StoredEvent) => void): void;
   close(): Promise<void>;
 }

@@ -1,7 +1,6 @@
 import type { V1Service } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { berthScheme } from '../../api/index.ts';
-import { routeKey } from '../../engine/brokers.ts';
 import { BrokerCredentials, ServiceToken } from '../../http/service-token/index.ts';
 import { FakeClient } from '../../kube/client/index.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
@@ -65,17 +64,6 @@ describe('NamespaceBrokers', () => {
     const fallback = await router.route('team-c');
     expect(fallback).toMatchObject({ url: 'http://berth-broker', namespace: 'berth-system' });
     expect(await router.route('berth-system')).toBe(fallback);
-  });
-
-  it('keys bare names in a namespace own broker, <namespace>:<name> in the shared one', async () => {
-    const { router } = setup();
-    const a = await router.route('team-a');
-    const shared = await router.route('team-c');
-    if (!a || !shared) throw new Error('no route');
-    expect(routeKey(a, 'team-a', 'support-1')).toBe('support-1');
-    expect(routeKey(shared, 'team-c', 'support-1')).toBe('team-c:support-1');
-    expect(routeKey(shared, 'team-d', 'support-1')).toBe('team-d:support-1');
-    expect(routeKey(shared, 'berth-system', 'support-1')).toBe('support-1');
   });
 
   it('sees a broker added, moved and removed at the next route', async () => {

@@ -8,7 +8,7 @@
 import { ROOT_CONTEXT, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Evaluation } from '../../api/index.ts';
 import { BrokerSinks } from '../../engine/broker-sinks.ts';
-import { type BrokerRouter, routeKey, singleBrokerRouter } from '../../engine/brokers.ts';
+import { type BrokerRouter, singleBrokerRouter } from '../../engine/brokers.ts';
 import { createHttpClient, type HttpClient } from '../../engine/http.ts';
 import { cut } from '../../engine/scope.ts';
 import { SESSION_ATTRIBUTE, startRootSpan, type Tracing } from '../../engine/tracing.ts';
@@ -64,10 +64,9 @@ export class EvaluationTelemetry {
     });
     const events = this.#sinks.events(route);
     const tracer = this.#sinks.tracer(route);
-    // queryId is the broker's key of an operation record: the evaluation's name (wire convention),
-    // qualified by its namespace in a broker shared with other namespaces.
+    // queryId is the broker's key of an operation record: the evaluation's name (wire convention).
     const data: Record<string, string> = {
-      queryId: route ? routeKey(route, namespace, name) : name,
+      queryId: name,
       queryName: name,
       queryNamespace: namespace,
       sessionId: name,

@@ -4,7 +4,6 @@ import {
   type BrokerRoute,
   type BrokerRouter,
   isRouteBroker,
-  routeKey,
   singleBrokerRouter,
 } from '../../engine/brokers.ts';
 import { linkSignals } from '../../http/index.ts';
@@ -42,6 +41,15 @@ function routeOf(deps: PurgeDeps, namespace: string): Promise<BrokerRoute | unde
   }
   return router.route(namespace);
 }
+
+/**
+ * Whether `route` is a broker other namespaces' Queries share with this one's: the configured broker
+ * of another namespace. Same-named Queries have the same id there, so a purge keeps to this
+ * namespace's data. (A broker with no namespace of its own — `berth up`, a controller run by hand —
+ * is one user's: its purges go by name, as the wire convention has them.)
+ */
+const sharedWithOthers = (route: BrokerRoute | undefined, namespace: string) =>
+  route?.namespace !== undefined && route.namespace !== namespace;
 
 /** The broker's Authorization when `url` is the query's broker (never a third-party Memory), unless one is set. */
 function withBrokerAuth(route: BrokerRoute | undefined, url: string, headers: Record<string, string>) {
@@ -137,9 +145,15 @@ export async function purgeMessages(deps: PurgeDeps, q: Query, signal: AbortSign
   } catch (err) {
     return { done: false, target, error: `no broker route: ${(err as Error).message}` };
   }
-  // Stored under the query's broker key when the Memory is its broker (engine/memory.ts), else its name.
-  const id = route && isRouteBroker(route, addr) ? routeKey(route, ns, q.metadata.name) : q.metadata.name;
-  const url = `${addr.replace(/\/+$/, '')}/queries/${encodeURIComponent(id)}/messages`;
+  const qname = encodeURIComponent(q.metadata.name);
+  const base = addr.replace(/\/+$/, '');
+  let url = `${base}/queries/${qname}/messages`;
+  if (isRouteBroker(route, addr) && sharedWithOthers(route, ns)) {
+    // A broker other namespaces share: only this Query's messages in its own conversation.
+    const conversation = q.status?.conversationId;
+    if (!conversation) return { done: true, target: `${target}: no conversation, nothing stored` };
+    url = `${base}/conversations/${encodeURIComponent(conversation)}/queries/${qname}/messages`;
+  }
   const error = await del(deps, route, url, { ...headers, ...purgeKey(q, 'messages') }, signal, [404, 405]);
   return error ? { done: false, target, error } : { done: true, target };
 }
@@ -155,7 +169,9 @@ export async function purgeEvents(deps: PurgeDeps, q: Query, signal: AbortSignal
   }
   if (!route) return { done: true, target: 'events: no broker configured' };
   const target = `events at broker ${route.url}`;
-  const url = `${route.url}/events/${encodeURIComponent(routeKey(route, ns, q.metadata.name))}`;
+  // In a broker other namespaces share, only this namespace's Query's events (data.queryNamespace).
+  const scope = sharedWithOthers(route, ns) ? `?namespace=${encodeURIComponent(ns)}` : '';
+  const url = `${route.url}/events/${encodeURIComponent(q.metadata.name)}${scope}`;
   const error = await del(deps, route, url, purgeKey(q, 'events'), signal, [404]);
   return error ? { done: false, target, error } : { done: true, target };
 }
