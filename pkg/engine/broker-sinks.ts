@@ -24,6 +24,12 @@ export interface BrokerSinksOptions {
 
 const NO_EVENTS: EventQueueStats = { queued: 0, inFlight: 0, sent: 0, dropped: 0, failed: 0 };
 
+/**
+ * A queue or tracer per broker AND namespace it belongs to: a tenant may point its broker Service at
+ * another tenant's broker, and must then not be sent through the queue (and credential) of that one.
+ */
+const keyOf = (route: BrokerRoute) => `${route.namespace ?? ''}\n${route.url}`;
+
 export class BrokerSinks {
   readonly #opts: BrokerSinksOptions;
   readonly #events = new Map<string, EventQueue>();
@@ -50,7 +56,7 @@ export class BrokerSinks {
   /** The event queue of `route`'s broker; undefined without a broker. */
   events(route: BrokerRoute | undefined): EventQueue | undefined {
     if (!route) return undefined;
-    let q = this.#events.get(route.url);
+    let q = this.#events.get(keyOf(route));
     if (!q) {
       const { http, logger } = this.#opts;
       q = new EventQueue({
@@ -60,7 +66,7 @@ export class BrokerSinks {
         post: (url, body) => http.postJson(url, body, route.headers()),
         logger,
       });
-      this.#events.set(route.url, q);
+      this.#events.set(keyOf(route), q);
     }
     return q;
   }
@@ -68,14 +74,14 @@ export class BrokerSinks {
   /** The tracer whose spans reach `route`'s broker (or the collector, when one is configured). */
   tracer(route: BrokerRoute | undefined): Tracer {
     if (!this.#perBroker || !route) return this.#shared.tracer;
-    let t = this.#tracings.get(route.url);
+    let t = this.#tracings.get(keyOf(route));
     if (!t) {
       const traces = `${route.url}/v1/traces`;
       // Only this broker's own traces URL gets its credential (createTracerProvider asks per export).
       t = createTracing(route.url, this.#opts.serviceName, this.#env, (url) =>
         url.href === traces ? route.headers() : {},
       );
-      this.#tracings.set(route.url, t);
+      this.#tracings.set(keyOf(route), t);
     }
     return t.tracer;
   }

@@ -167,3 +167,56 @@ describe("a query's data goes to its namespace's broker, with that broker's cred
     expect(JSON.parse(stored?.body ?? '{}').query_id).toBe('support-1');
   });
 });
+
+describe('a namespace pointing its broker at another namespace’s broker', () => {
+  it("sends its events and spans with its own credential, never through the other's queue", async () => {
+    const THIRD = 'engine-test-third';
+    // Both namespaces' routes name the same broker; each has its own credential.
+    const sameUrl: BrokerRouter = {
+      async route(namespace): Promise<BrokerRoute> {
+        const token = namespace === NS ? 'tok-own' : 'tok-third';
+        return { url: own.url, namespace, headers: () => ({ authorization: `Bearer ${token}` }) };
+      },
+    };
+    const lookup = new MapLookup()
+      .put('model', model('default', { baseUrl: fake.url }))
+      .put('agent', agent('helper', { modelRef: { name: 'default' } }))
+      .put('model', inNamespace(model('default', { baseUrl: fake.url }), THIRD))
+      .put('agent', inNamespace(agent('helper', { modelRef: { name: 'default' } }), THIRD));
+    fake.script('default', { reply: 'hello' });
+    own.seen.length = 0;
+    const engine = createQueryEngine({
+      lookup,
+      brokers: sameUrl,
+      ca: fake.ca,
+      maxRetries: 0,
+      env: {},
+      logger: createLogger({ level: 'silent' }),
+    });
+    const mine = query({ type: 'agent', name: 'helper' }, 'hi', { name: 'mine' });
+    const theirs = inNamespace(
+      query({ type: 'agent', name: 'helper' }, 'hi', { name: 'theirs' }),
+      THIRD,
+    ) as Query;
+    expect((await engine.run(mine, run())).phase).toBe('done');
+    expect((await engine.run(theirs, run())).phase).toBe('done');
+    await engine.flush();
+    await engine.close();
+    const tokenOf = new Map<string, Set<string>>();
+    for (const s of own.seen.filter((x) => x.path === '/events')) {
+      for (const e of [JSON.parse(s.body)].flat() as Array<{ data: { queryNamespace: string } }>) {
+        const set = tokenOf.get(e.data.queryNamespace) ?? new Set();
+        set.add(s.auth ?? '-');
+        tokenOf.set(e.data.queryNamespace, set);
+      }
+    }
+    expect(tokenOf).toEqual(
+      new Map([
+        [NS, new Set(['Bearer tok-own'])],
+        [THIRD, new Set(['Bearer tok-third'])],
+      ]),
+    );
+    const traceAuth = new Set(own.seen.filter((x) => x.path === '/v1/traces').map((x) => x.auth));
+    expect(traceAuth).toEqual(new Set(['Bearer tok-own', 'Bearer tok-third']));
+  });
+});
