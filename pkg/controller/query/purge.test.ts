@@ -51,4 +51,18 @@ describe('purgeMessages', () => {
     expect(seen.map((s) => s.at)).toEqual(['memory']);
     expect(seen[0]?.headers['x-memory-token']).toBe('configured-token');
   });
+
+  it('refuses a Memory address of cloud metadata or link-local before connecting', async () => {
+    const client = new FakeClient();
+    const addr = 'http://169.254.169.254';
+    client.seed(Kinds.Memory, {
+      metadata: { namespace: 'ns', name: 'default' },
+      spec: { address: { value: addr } },
+      status: { phase: 'ready', lastResolvedAddress: addr },
+    } as Memory);
+    const q = { metadata: { namespace: 'ns', name: 'q2', uid: 'u2' }, spec: {} } as Query;
+    const step = await purgeMessages({ reader: client, timeoutMs: 5_000 }, q, new AbortController().signal);
+    expect(step.done).toBe(false);
+    expect(step.error).toMatch(/169\.254\.169\.254|link-local|refused/i);
+  });
 });

@@ -1,4 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { DEFAULT_MEMORY_NAME, Kinds, type Memory, type Query } from '../../api/index.ts';
 import {
   type BrokerRoute,
@@ -7,6 +8,7 @@ import {
   singleBrokerRouter,
 } from '../../engine/brokers.ts';
 import { linkSignals } from '../../http/index.ts';
+import { clusterAddressRule, guardedConnector } from '../../http/outbound/index.ts';
 import { brokerCredentials } from '../../http/service-token/index.ts';
 import { ignoreNotFound, type Reader } from '../../kube/client/index.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
@@ -27,6 +29,21 @@ export interface PurgeDeps {
 }
 
 const routers = new Map<string, BrokerRouter>();
+
+let guarded: typeof fetch | undefined;
+/**
+ * The purge's default HTTP client: every connection through the engine's address rule, since the
+ * addresses it calls (a Memory's, a namespace's broker Service, an ExternalName) are a tenant's to
+ * write: never cloud metadata or link-local.
+ */
+function guardedFetch(): typeof fetch {
+  if (!guarded) {
+    const dispatcher = new Agent({ connect: guardedConnector(clusterAddressRule) });
+    guarded = ((url: string | URL, init?: RequestInit) =>
+      undiciFetch(url, { ...(init as object), dispatcher } as never)) as unknown as typeof fetch;
+  }
+  return guarded;
+}
 
 /** The query's namespace's broker; undefined when none is configured. */
 function routeOf(deps: PurgeDeps, namespace: string): Promise<BrokerRoute | undefined> {
@@ -103,7 +120,7 @@ async function del(
   try {
     // The Memory's headers (values from Secrets) go to its address only: a redirect is not followed
     // (fetch would carry every header but Authorization to wherever it points).
-    const res = await (deps.fetch ?? fetch)(url, {
+    const res = await (deps.fetch ?? guardedFetch())(url, {
       method: 'DELETE',
       headers: withBrokerAuth(route, url, headers),
       signal: linked.signal,
