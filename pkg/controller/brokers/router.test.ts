@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { berthScheme } from '../../api/index.ts';
 import { BrokerCredentials, ServiceToken } from '../../http/service-token/index.ts';
 import { FakeClient } from '../../kube/client/index.ts';
-import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
+import { CoreKinds, type KindRef, resourcePath } from '../../kube/kinds.ts';
 import { createLogger } from '../../log/index.ts';
 import { NamespaceBrokers } from './router.ts';
 import { NamespaceTokens } from './tokens.ts';
@@ -20,7 +20,9 @@ function minter(opts: { fail?: boolean } = {}) {
       ref: { plural: string },
       obj: { metadata?: { namespace?: string }; spec: { audiences: string[] } },
     ) {
-      asked.push({ path: ref.plural, namespace: obj.metadata?.namespace, audiences: obj.spec.audiences });
+      // The path the real client posts to: the core group's TokenRequest subresource.
+      const path = resourcePath(ref, obj.metadata?.namespace);
+      asked.push({ path, namespace: obj.metadata?.namespace, audiences: obj.spec.audiences });
       if (opts.fail) throw new Error('connect ECONNREFUSED');
       return { ...obj, status: { token: `tok-${obj.spec.audiences[0]}-${++n}` } };
     },
@@ -96,12 +98,12 @@ describe('NamespaceBrokers', () => {
     await router.route('team-a');
     expect(m.asked).toEqual([
       {
-        path: 'serviceaccounts/berth-controller/token',
+        path: '/api/v1/namespaces/berth-system/serviceaccounts/berth-controller/token',
         namespace: 'berth-system',
         audiences: ['berth-broker:team-a'],
       },
       {
-        path: 'serviceaccounts/berth-controller/token',
+        path: '/api/v1/namespaces/berth-system/serviceaccounts/berth-controller/token',
         namespace: 'berth-system',
         audiences: ['berth-broker:team-b'],
       },
