@@ -17,7 +17,7 @@ function minter(opts: { fail?: boolean } = {}) {
   let n = 0;
   const client = {
     async create(
-      ref: { plural: string },
+      ref: KindRef<unknown>,
       obj: { metadata?: { namespace?: string }; spec: { audiences: string[] } },
     ) {
       // The path the real client posts to: the core group's TokenRequest subresource.
