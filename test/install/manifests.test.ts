@@ -43,6 +43,25 @@ describe('kubectl apply --dry-run=server -k', () => {
     });
   }
 
+  // docs/install.md: each part applies on its own (`kubectl apply -k manifests/base/api`): its
+  // RoleBinding/ClusterRoleBinding subjects need a namespace, which the part sets itself.
+  for (const part of ['api', 'controller', 'broker', 'dashboard']) {
+    it(`accepts manifests/base/${part} on its own, into berth-system`, async () => {
+      const r = await kubectl(['apply', '--dry-run=server', '-k', join(manifests, 'base', part)]);
+      // (A warning is possible: the test control plane made its own berth-controller ClusterRole.)
+      expect(r.stderr).not.toMatch(/error/i);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(new RegExp(`deployment\\.apps/berth-${part} .*\\(server dry run\\)`));
+      const docs = parseAllDocuments(
+        (await kubectl(['kustomize', join(manifests, 'base', part)])).stdout,
+      ).map((d) => d.toJS());
+      for (const d of docs.filter((x) => x.kind !== 'ClusterRole' && x.kind !== 'ClusterRoleBinding'))
+        expect(d.metadata.namespace, `${d.kind}/${d.metadata.name}`).toBe('berth-system');
+      for (const d of docs.filter((x) => x.subjects))
+        for (const s of d.subjects) expect(s.namespace, `${d.kind}/${d.metadata.name}`).toBe('berth-system');
+    });
+  }
+
   it('runs the single-tenant API for its own namespace, with a Role and no ClusterRole', async () => {
     const docs = parseAllDocuments((await kubectl(['kustomize', join(manifests, 'base')])).stdout).map((d) =>
       d.toJS(),
