@@ -318,6 +318,29 @@ describe('namespaces without a broker of their own', () => {
   });
 });
 
+describe("a tenant's broker gone (issue 33 item 6)", () => {
+  it("fails only that tenant's queries; its API answers 503 naming the broker; the other tenant goes on", async () => {
+    const gone = (t[B] as TenantStack).broker;
+    gone.proc.proc.kill('SIGKILL');
+    await gone.proc.exited;
+    await cluster.apply(
+      queryObject(A, 'after-b-gone', `${secret(A)} still there?`),
+      queryObject(B, 'after-b-gone', `${secret(B)} still there?`),
+    );
+    await phase(A, 'after-b-gone', 'done');
+    await phase(B, 'after-b-gone', 'error');
+    // B's Query says what failed: its Memory (the broker) is unreachable.
+    expect(String((await status(B, 'after-b-gone')).message)).toMatch(/Memory default/);
+    const res = await fetch(`${(t[B] as TenantStack).api.url}/v1/broker/messages`);
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('broker_unavailable');
+    expect(body.error.message).toContain(gone.url);
+    // A's API and broker are untouched.
+    expect((await fetch(`${(t[A] as TenantStack).api.url}/v1/broker/messages`)).status).toBe(200);
+  });
+});
+
 it('never logged a token', () => {
   const logs = logsOfAll();
   const own = readFileSync(controller.tokenFile, 'utf8').trim();
