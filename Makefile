@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: up test test-faults soak install kube browser build lint typecheck crds check-crds bench clean
+.PHONY: up test test-faults soak install kube node browser build lint typecheck crds check-crds bench clean
 
 # npm runs on whatever Node the machine has; every script after it runs on the pinned Node 24.
 # `npm install` (which follows package-lock.json) rather than `npm ci`: the registry this project
@@ -18,6 +18,12 @@ install: node_modules/.package-lock.json
 
 kube:
 	@bash hack/build-kube.sh >/dev/null
+
+# A local node's binaries (kubelet, kube-proxy, scheduler, controller-manager, CoreDNS, kube-router, pause)
+# and its Debian packages (containerd, runc, CNI plugins, iptables, ...): docs/cluster-tests.md.
+node:
+	@bash hack/ensure-node-packages.sh
+	@bash hack/build-node.sh >/dev/null
 
 browser:
 	@bash hack/ensure-chromium.sh
