@@ -8,11 +8,12 @@ import { bootstrapCluster } from './bootstrap.ts';
 import { type GuardedChild, startGuarded } from './child.ts';
 import { httpsGet, waitFor } from './https-probe.ts';
 import { LOCAL_USERS, type LocalUser, writeKubeconfig } from './kubeconfig.ts';
-import { ensurePki } from './pki.ts';
+import { ensurePki, issueCert, type Pki } from './pki.ts';
 import { freePort } from './ports.ts';
 
 export { ensureKubeBinaries, projectRoot } from './binaries.ts';
 export type { LocalUser } from './kubeconfig.ts';
+export type { Pki } from './pki.ts';
 
 export interface ControlPlaneOptions {
   /** Keeps etcd data, PKI and kubeconfig here across runs; a temp dir (removed on stop) when absent. */
@@ -21,7 +22,16 @@ export interface ControlPlaneOptions {
   crdDir?: string;
   binaries?: KubeBinaries;
   log?: (msg: string) => void;
+  /**
+   * Serve a node's pods (see node.ts): the API server binds `address` (a non-loopback address of
+   * this host; the first one when absent) so pods reach it through the `kubernetes` Service, whose
+   * endpoint the lease reconciler keeps at that address; the ServiceAccount admission plugin mounts
+   * tokens; Node+RBAC authorization; a client certificate for the kubelets. Off by default.
+   */
+  node?: { address?: string; serviceCidr?: string };
 }
+
+export const DEFAULT_SERVICE_CIDR = '10.0.0.0/24';
 
 export interface ControlPlane {
   server: string;
@@ -31,14 +41,25 @@ export interface ControlPlane {
   binaries: KubeBinaries;
   stateDir: string;
   startMs: number;
+  /** The CA, serving and service-account key files (the node's components sign and verify with them). */
+  pki: Pki;
+  /** Where the API server listens: 127.0.0.1, or the node address with `node`. */
+  address: string;
+  serviceCidr: string;
+  /** Whether it was started with `node` (pods can reach it). */
+  servesPods: boolean;
   stop(): Promise<void>;
 }
 
-function advertiseAddress(): string {
+function hostAddress(): string | undefined {
   for (const list of Object.values(networkInterfaces())) {
     for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   }
-  return '10.255.255.1';
+  return undefined;
+}
+
+function advertiseAddress(): string {
+  return hostAddress() ?? '10.255.255.1';
 }
 
 async function loadTokens(dir: string): Promise<Record<LocalUser, string>> {
@@ -73,7 +94,17 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const dirs = { pki: join(stateDir, 'pki'), etcd: join(stateDir, 'etcd'), logs: join(stateDir, 'logs') };
   await Promise.all(Object.values(dirs).map((d) => mkdir(d, { recursive: true, mode: 0o700 })));
   const binaries = opts.binaries ?? (await ensureKubeBinaries());
-  const [pki, tokens] = await Promise.all([ensurePki(dirs.pki), loadTokens(dirs.pki)]);
+  const node = opts.node;
+  const address = node ? (node.address ?? hostAddress()) : '127.0.0.1';
+  if (!address) throw new Error('a node needs a non-loopback IPv4 address on this host; none found');
+  const serviceCidr = node?.serviceCidr ?? DEFAULT_SERVICE_CIDR;
+  const [pki, tokens] = await Promise.all([ensurePki(dirs.pki, node ? [address] : []), loadTokens(dirs.pki)]);
+  const kubeletClient = node
+    ? await issueCert(dirs.pki, 'apiserver-kubelet-client', {
+        cn: 'kube-apiserver-kubelet-client',
+        orgs: ['system:masters'],
+      })
+    : undefined;
   await writeFile(join(dirs.pki, 'tokens.csv'), tokenCsv(tokens), { mode: 0o600 });
   const caCert = readFileSync(pki.caCert);
 
@@ -115,7 +146,29 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     );
     log(`etcd ready on ${etcdUrl}`);
 
-    const server = `https://127.0.0.1:${apiPort}`;
+    const server = `https://${address}:${apiPort}`;
+    const nodeArgs = kubeletClient
+      ? [
+          '--endpoint-reconciler-type',
+          'lease',
+          '--authorization-mode',
+          'Node,RBAC',
+          '--kubelet-client-certificate',
+          kubeletClient.cert,
+          '--kubelet-client-key',
+          kubeletClient.key,
+          // The node's name is not in DNS: reach kubelets (logs, exec) at their InternalIP.
+          '--kubelet-preferred-address-types',
+          'InternalIP,Hostname',
+        ]
+      : [
+          '--endpoint-reconciler-type',
+          'none',
+          '--authorization-mode',
+          'RBAC',
+          '--disable-admission-plugins',
+          'ServiceAccount',
+        ];
     children.push(
       startGuarded(
         'kube-apiserver',
@@ -124,13 +177,12 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           '--etcd-servers',
           etcdUrl,
           '--bind-address',
-          '127.0.0.1',
+          address,
           '--secure-port',
           String(apiPort),
           '--advertise-address',
-          advertiseAddress(),
-          '--endpoint-reconciler-type',
-          'none',
+          node ? address : advertiseAddress(),
+          ...nodeArgs,
           '--cert-dir',
           dirs.pki,
           '--tls-cert-file',
@@ -141,8 +193,6 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           pki.caCert,
           '--token-auth-file',
           join(dirs.pki, 'tokens.csv'),
-          '--authorization-mode',
-          'RBAC',
           '--service-account-issuer',
           server,
           '--service-account-key-file',
@@ -150,9 +200,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           '--service-account-signing-key-file',
           pki.saKey,
           '--service-cluster-ip-range',
-          '10.0.0.0/24',
-          '--disable-admission-plugins',
-          'ServiceAccount',
+          serviceCidr,
           '--allow-privileged',
           '--profiling=false',
           '--v=0',
@@ -174,7 +222,20 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const kubeconfigPath = join(stateDir, 'kubeconfig');
     await writeKubeconfig(kubeconfigPath, server, pki.caCert, tokens);
     await bootstrapCluster(kubeconfigPath, opts.crdDir, log);
-    return { server, kubeconfigPath, tokens, caCert, binaries, stateDir, startMs: Date.now() - t0, stop };
+    return {
+      server,
+      kubeconfigPath,
+      tokens,
+      caCert,
+      binaries,
+      stateDir,
+      startMs: Date.now() - t0,
+      pki,
+      address,
+      serviceCidr,
+      servesPods: Boolean(node),
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;
