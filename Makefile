@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: up test test-faults soak install kube node browser build lint typecheck crds check-crds bench clean
+.PHONY: up test test-cluster test-faults soak install kube node browser build lint typecheck crds check-crds bench clean
 
 # npm runs on whatever Node the machine has; every script after it runs on the pinned Node 24.
 # `npm install` (which follows package-lock.json) rather than `npm ci`: the registry this project
@@ -31,8 +31,12 @@ browser:
 up: install kube
 	node --max-semi-space-size=16 cmd/berth.ts up
 
-test: install kube browser
+test: install kube browser node
 	node hack/run-tests.ts
+
+# The cluster suite alone: Berth as pods on a local node (docs/cluster-tests.md).
+test-cluster: install kube node
+	node hack/run-tests.ts test/cluster
 
 # The fault, fuzz and security suites at full length (docs/reliability.md): 100,000 generated requests
 # per service instead of 10,000, and the long fault variants (BERTH_FAULTS=long).

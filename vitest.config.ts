@@ -14,12 +14,26 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/bench/**'],
+          // test/cluster runs on a local node (root, containerd, kubelet): its own project, one file
+          // at a time, after the others (hack/run-tests.ts), since one node runs per host.
+          exclude: ['test/bench/**', 'test/cluster/**'],
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           // 2 cores: the control plane, broker and tests share them.
           maxWorkers: 2,
+        },
+      },
+      {
+        // Berth as pods on a local node (issue 33): `make test` runs it after the other projects,
+        // `make test-cluster` alone. Each file starts its own control plane and node; one at a time.
+        test: {
+          name: 'cluster',
+          include: ['test/cluster/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 900_000,
+          maxWorkers: 1,
+          fileParallelism: false,
         },
       },
       {

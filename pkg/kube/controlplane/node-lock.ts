@@ -64,22 +64,35 @@ export async function reapStaleNode(log: (m: string) => void, file = LOCK_FILE):
   return true;
 }
 
-/** Takes the host's node lock, reaping a node left by a dead process first. */
-export async function acquireNodeLock(log: (m: string) => void, file = LOCK_FILE): Promise<NodeLock> {
+/**
+ * Takes the host's node lock, reaping a node left by a dead process first. While another live
+ * process holds it, waits up to `waitMs` (BERTH_NODE_LOCK_WAIT_SECONDS, default 20 min: test files
+ * and people queue for the one node a host runs), then throws naming the owner.
+ */
+export async function acquireNodeLock(
+  log: (m: string) => void,
+  file = LOCK_FILE,
+  waitMs = Number(process.env.BERTH_NODE_LOCK_WAIT_SECONDS ?? 1200) * 1000,
+): Promise<NodeLock> {
+  const deadline = Date.now() + waitMs;
+  let said = false;
   for (let attempt = 0; ; attempt++) {
     try {
       await writeFile(file, JSON.stringify({ pid: process.pid }), { flag: 'wx', mode: 0o600 });
       break;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 2) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    if (!(await reapStaleNode(log, file))) {
-      let owner = '?';
-      try {
-        owner = String((JSON.parse(readFileSync(file, 'utf8')) as NodeRecord).pid);
-      } catch {}
+    if (await reapStaleNode(log, file)) continue;
+    let owner = '?';
+    try {
+      owner = String((JSON.parse(readFileSync(file, 'utf8')) as NodeRecord).pid);
+    } catch {}
+    if (Date.now() >= deadline)
       throw new Error(`a local node already runs on this host (pid ${owner}, ${file})`);
-    }
+    if (!said) log(`waiting for the node of pid ${owner} to stop (one node per host)`);
+    said = true;
+    await new Promise((r) => setTimeout(r, 1000 + (attempt % 5) * 200));
   }
   return {
     record: (info) => writeFile(file, JSON.stringify({ pid: process.pid, ...info }), { mode: 0o600 }),
