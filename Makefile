@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: up test test-cluster test-faults soak install kube node browser build lint typecheck crds check-crds bench clean
+.PHONY: up up-node test test-cluster test-faults soak install kube node browser build lint typecheck crds check-crds bench clean
 
 # npm runs on whatever Node the machine has; every script after it runs on the pinned Node 24.
 # `npm install` (which follows package-lock.json) rather than `npm ci`: the registry this project
@@ -30,6 +30,11 @@ browser:
 
 up: install kube
 	node --max-semi-space-size=16 cmd/berth.ts up
+
+# The platform as pods on a local node (root; containerd, kubelet, kube-proxy, CoreDNS on this host):
+# manifests/base with the image built from this checkout. Ctrl-C puts the host back as it was.
+up-node: install kube node
+	node hack/up-node.ts
 
 test: install kube browser node
 	node hack/run-tests.ts
