@@ -88,7 +88,7 @@ export class QueryFinalizer {
     if (graceLeft <= 0) return this.giveUp(q, age, failed, ctx);
     const delay = jitteredBackoff(state.attempts++, this.o.purgeRetryInitialMs, this.o.purgeRetryMaxMs);
     const retryInMs = Math.min(delay, graceLeft);
-    const errors = failed.map((s) => s.error);
+    const errors = failed.map((s) => `${s.target}: ${s.error}`);
     ctx.logger.warn({ attempt: state.attempts, retryInMs, failed: errors }, 'purge failed; retrying');
     return { requeueAfterMs: retryInMs };
   }
