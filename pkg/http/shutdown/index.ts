@@ -38,6 +38,8 @@ export class Drain {
     this.#server = server;
     server.on('request', (_req, res: ServerResponse) => {
       this.#active++;
+      // While draining, no socket goes back to a client's pool: its next request (a watch) would be refused.
+      if (this.#draining) res.shouldKeepAlive = false;
       res.once('close', () => {
         this.#active--;
         if (this.#active === 0) for (const wake of this.#idle) wake();
