@@ -200,7 +200,35 @@ export class HttpError extends Error {
   }
 }
 
-/** Sends a JSON request and returns the parsed JSON answer (undefined for an empty body). */
+const REFUSED_ATTEMPTS = 4;
+const REFUSED_BACKOFF_MS = 250;
+
+/** Whether a request failed because the connection was refused (nothing was sent). */
+function isRefused(err: unknown): boolean {
+  let cur: unknown = err;
+  for (let depth = 0; cur && depth < 5; depth++) {
+    if ((cur as { code?: string }).code === 'ECONNREFUSED') return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+function sleepUnless(signal: AbortSignal | undefined, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * Sends a JSON request and returns the parsed JSON answer (undefined for an empty body). A refused
+ * connection is retried (up to 4 attempts, 250 ms × attempt apart).
+ */
 export async function requestJson<T>(
   send: SendText,
   what: string,
@@ -215,19 +243,28 @@ export async function requestJson<T>(
 ): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json', ...init.headers };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  let status: number;
-  let text: string;
-  try {
-    ({ status, text } = await send(url, {
-      method: init.method,
-      headers,
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      signal: init.signal,
-      upstream: init.upstream,
-    }));
-  } catch (err) {
-    if (init.signal?.aborted) throw init.signal.reason ?? err;
-    throw new Error(`${what}: ${describeNetworkError(err)}`);
+  let status = 0;
+  let text = '';
+  for (let attempt = 1; ; attempt++) {
+    try {
+      ({ status, text } = await send(url, {
+        method: init.method,
+        headers,
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        signal: init.signal,
+        upstream: init.upstream,
+      }));
+      break;
+    } catch (err) {
+      if (init.signal?.aborted) throw init.signal.reason ?? err;
+      // A refused connection sent nothing: retrying is safe whatever the method (a Service whose
+      // pod is being replaced refuses for a moment during a rollout).
+      if (attempt < REFUSED_ATTEMPTS && isRefused(err)) {
+        await sleepUnless(init.signal, REFUSED_BACKOFF_MS * attempt);
+        continue;
+      }
+      throw new Error(`${what}: ${describeNetworkError(err)}`);
+    }
   }
   if (status < 200 || status >= 300) throw new HttpError(what, status, text.slice(0, 300));
   if (!text) return undefined as T;

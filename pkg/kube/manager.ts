@@ -16,6 +16,11 @@ export interface Runnable {
   readonly needLeaderElection: boolean;
   start(): void | Promise<void>;
   stop(): void | Promise<void>;
+  /**
+   * A graceful stop (not a lost lease) calls this first, while the lease is still held: finish the
+   * work in flight, start none, within the runnable's own bound.
+   */
+  drain?(): Promise<void>;
 }
 
 export interface LeaderElectionConfig {
@@ -146,8 +151,14 @@ export class Manager {
     this.#elector.start();
   }
 
-  /** Stops leader runnables, then releases the lease (a standby takes over at once), then the rest. */
+  /**
+   * Drains the leader runnables (work in flight finishes while the lease is held), stops them, then
+   * releases the lease (a standby takes over at once), then the rest.
+   */
   async stop(): Promise<void> {
+    if (this.#leading)
+      for (const r of [...this.#leader].reverse())
+        await r.drain?.().catch((err) => this.#o.logger.warn({ err, runnable: r.name }, 'draining failed'));
     await this.#unlead();
     await this.#elector?.stop();
     for (const r of this.#started.splice(0).reverse()) await this.#stopQuietly(r);

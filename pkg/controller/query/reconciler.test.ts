@@ -214,6 +214,58 @@ describe('QueryReconciler cancel', () => {
   });
 });
 
+describe('QueryReconciler drain (a graceful stop)', () => {
+  it('lets a run in flight finish and write its outcome, and starts no new run meanwhile', async () => {
+    const engine = new StubEngine();
+    let finish: () => void = () => {};
+    engine.outcome = () =>
+      new Promise((resolve) => {
+        finish = () =>
+          resolve({
+            phase: 'done',
+            content: 'late',
+            tokenUsage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+          });
+      });
+    const { client, r, runEnded, get } = setup(engine);
+    client.seed(Kinds.Query, query());
+    await r.reconcile(REQ, ctx());
+    const draining = r.drain();
+    // A pending query seen while draining is left for the next leader.
+    const other = { namespace: REQ.namespace, name: 'other' };
+    client.seed(Kinds.Query, {
+      ...query(),
+      metadata: { ...query().metadata, name: 'other', uid: 'u-other' },
+    });
+    expect(await r.reconcile(other, ctx())).toEqual({ requeueAfterMs: 1000 });
+    expect(engine.calls).toHaveLength(1);
+    const ending = runEnded();
+    finish();
+    await ending;
+    await r.reconcile(REQ, ctx()); // the controller writes the outcome while the lease is held
+    await draining;
+    expect((await get()).status).toMatchObject({ phase: 'done' });
+    expect(engine.calls[0]?.signal.aborted).toBe(false);
+    expect(r.runs.size).toBe(0);
+  });
+
+  it('aborts what is still running when the drain time is over', async () => {
+    const engine = new StubEngine();
+    engine.outcome = untilAborted;
+    const client = new FakeClient();
+    const r = new QueryReconciler(
+      { client, engine, recorder: new EventRecorder(client, 'test', 'test') },
+      { drainMs: 50 },
+    );
+    client.seed(Kinds.Query, query());
+    await r.reconcile(REQ, ctx());
+    await r.drain();
+    expect(r.runs.size).toBe(1);
+    r.stop();
+    expect(engine.calls[0]?.signal.aborted).toBe(true);
+  });
+});
+
 describe('QueryReconciler orphans', () => {
   it('a running query with no run in this process ends in error with the orphan message', async () => {
     const engine = new StubEngine();

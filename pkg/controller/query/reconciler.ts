@@ -31,6 +31,12 @@ export interface QueryReconcilerOptions {
   purgeTimeoutMs?: number;
   /** Engine runs at once; more pending queries wait. Default 256. */
   maxConcurrentRuns?: number;
+  /**
+   * On a graceful stop, how long runs in flight may take to finish (their outcome written, the lease
+   * still held) before they are aborted for the next leader. Default 20 s (the manifests' grace
+   * period is 30 s). New runs do not start meanwhile.
+   */
+  drainMs?: number;
 }
 
 export interface QueryReconcilerDeps {
@@ -71,6 +77,7 @@ export class QueryReconciler implements Reconciler, Runnable {
       purgeRetryMaxMs: opts.purgeRetryMaxMs ?? 30_000,
       purgeTimeoutMs: opts.purgeTimeoutMs ?? 10_000,
       maxConcurrentRuns: opts.maxConcurrentRuns ?? 256,
+      drainMs: opts.drainMs ?? 20_000,
     };
     this.finalizer = new QueryFinalizer({ ...deps, runs: this.runs }, this.o);
   }
@@ -86,7 +93,20 @@ export class QueryReconciler implements Reconciler, Runnable {
     return this.finalizer.pending();
   }
 
-  start(): void {}
+  start(): void {
+    this.#draining = false;
+  }
+
+  #draining = false;
+
+  /** A graceful stop: no new run starts; the ones in flight get up to `drainMs` to finish. */
+  async drain(): Promise<void> {
+    this.#draining = true;
+    const deadline = Date.now() + this.o.drainMs;
+    if (this.runs.size)
+      this.d.logger?.info({ running: this.runs.size, drainMs: this.o.drainMs }, 'draining query runs');
+    while (this.runs.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  }
 
   stop(): void {
     const aborted = this.stopRuns();
@@ -146,6 +166,8 @@ export class QueryReconciler implements Reconciler, Runnable {
       return undefined;
     }
     if (this.runs.size >= this.o.maxConcurrentRuns) return { requeueAfterMs: 1000 };
+    // Stopping: the next leader starts it (the lease is released once the runs in flight end).
+    if (this.#draining) return { requeueAfterMs: 1000 };
     const run = this.runs.start(q.metadata.uid ?? '', req);
     const log = ctx.logger.child({ uid: q.metadata.uid });
     const input = typeof q.spec.input === 'string' ? q.spec.input : JSON.stringify(q.spec.input);
