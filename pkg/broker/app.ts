@@ -45,8 +45,13 @@ export function createBrokerApp(deps: BrokerDeps): OpenAPIHono {
   app.use('*', jsonDepthLimit(MAX_JSON_DEPTH, { checkedByRoute: (path) => path === OTLP_TRACES_PATH }));
   // The Query finalizer's purges carry an Idempotency-Key: one repeated after a controller's death
   // (on any replica) is answered, not run again.
-  const purges = idempotent(deps.idempotency ?? new MemoryIdempotencyStore());
+  const store = deps.idempotency ?? new MemoryIdempotencyStore();
+  const purges = idempotent(store);
   for (const path of PURGE_PATHS) app.use(path, purges);
+  // So do the engine's memory writes: one resent after a connection closed under it (a replica
+  // draining) is stored once.
+  const writes = idempotent(store, ['POST']);
+  for (const path of ['/messages', '/conversations']) app.use(path, writes);
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
 

@@ -173,3 +173,59 @@ describe('the client’s fetch (request API underneath)', () => {
     expect(describeNetworkError(refused)).toMatch(/ECONNREFUSED/);
   });
 });
+
+describe('requestJson when a connection closes under it', () => {
+  it('resends a write carrying an Idempotency-Key; one without is an error', async () => {
+    let seen = 0;
+    const s = http.createServer((req, res) => {
+      req.resume();
+      seen++;
+      // Every odd request: the socket closes under it, as a draining replica's does.
+      if (seen % 2 === 1) return void req.socket.destroy();
+      res.writeHead(201, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/messages`;
+    const client = createHttpClient();
+    try {
+      const keyed = await requestJson(client.send, 'write', url, {
+        method: 'POST',
+        body: { a: 1 },
+        headers: { 'idempotency-key': 'k-1' },
+      });
+      expect(keyed).toEqual({ ok: true });
+      expect(seen).toBe(2);
+      await expect(
+        requestJson(client.send, 'write', url, { method: 'POST', body: { a: 2 } }),
+      ).rejects.toThrow(/write: /);
+      expect(seen).toBe(3);
+    } finally {
+      await client.close();
+      s.close();
+    }
+  });
+
+  it('resends after a refused connection, whatever the method', async () => {
+    const s = http.createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    const port = (s.address() as AddressInfo).port;
+    await new Promise<void>((r) => s.close(() => r()));
+    // The port refuses at first; the server comes back on it within the retries.
+    const back = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"back":true}');
+    });
+    setTimeout(() => back.listen(port, '127.0.0.1'), 300);
+    const client = createHttpClient();
+    try {
+      const got = await requestJson(client.send, 'read', `http://127.0.0.1:${port}/x`, {
+        method: 'POST',
+        body: {},
+      });
+      expect(got).toEqual({ back: true });
+    } finally {
+      await client.close();
+      back.close();
+    }
+  });
+});

@@ -213,6 +213,24 @@ function isRefused(err: unknown): boolean {
   return false;
 }
 
+/**
+ * Whether the connection closed under the request (a pooled keep-alive socket the server was
+ * closing: a replica draining). The server may or may not have acted on it, so only a request it
+ * can recognise when sent again (Idempotency-Key) is.
+ */
+function isClosedUnder(err: unknown): boolean {
+  let cur: unknown = err;
+  for (let depth = 0; cur && depth < 5; depth++) {
+    const code = (cur as { code?: string }).code;
+    if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return true;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+const resendable = (headers: Record<string, string>) =>
+  Object.keys(headers).some((k) => k.toLowerCase() === 'idempotency-key');
+
 function sleepUnless(signal: AbortSignal | undefined, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
@@ -227,7 +245,8 @@ function sleepUnless(signal: AbortSignal | undefined, ms: number): Promise<void>
 
 /**
  * Sends a JSON request and returns the parsed JSON answer (undefined for an empty body). A refused
- * connection is retried (up to 4 attempts, 250 ms × attempt apart).
+ * connection is retried (up to 4 attempts, 250 ms × attempt apart), and so is one that closed under
+ * a request carrying an Idempotency-Key.
  */
 export async function requestJson<T>(
   send: SendText,
@@ -259,7 +278,7 @@ export async function requestJson<T>(
       if (init.signal?.aborted) throw init.signal.reason ?? err;
       // A refused connection sent nothing: retrying is safe whatever the method (a Service whose
       // pod is being replaced refuses for a moment during a rollout).
-      if (attempt < REFUSED_ATTEMPTS && isRefused(err)) {
+      if (attempt < REFUSED_ATTEMPTS && (isRefused(err) || (resendable(headers) && isClosedUnder(err)))) {
         await sleepUnless(init.signal, REFUSED_BACKOFF_MS * attempt);
         continue;
       }

@@ -3,6 +3,7 @@
  * on demand, history is read page by page until `total`, and new messages are appended with the query
  * id and a TTL aligned with the Query's.
  */
+import { randomUUID } from 'node:crypto';
 import { requestJson, type SendText, type UpstreamCall } from './http.ts';
 import { formatBytes, UpstreamError } from './upstream.ts';
 
@@ -36,6 +37,15 @@ function toStoredMessage(record: unknown): StoredMessage | undefined {
   return out;
 }
 
+/**
+ * A write's own Idempotency-Key (one per call, the same on its retries): a broker that honours it
+ * stores a write resent after its connection closed once (pkg/broker/idempotency).
+ */
+const withWriteKey = (headers: Record<string, string>) => ({
+  ...headers,
+  'idempotency-key': `berth-write-${randomUUID()}`,
+});
+
 export class MemoryClient {
   readonly #base: string;
   readonly #headers: Record<string, string>;
@@ -66,7 +76,7 @@ export class MemoryClient {
       this.#send,
       `Memory ${this.#name}: POST /conversations`,
       `${this.#base}/conversations`,
-      { method: 'POST', headers: this.#headers, signal, upstream: this.#call },
+      { method: 'POST', headers: withWriteKey(this.#headers), signal, upstream: this.#call },
     );
     if (typeof res?.conversation_id !== 'string' || !res.conversation_id) {
       throw new Error(`Memory ${this.#name}: POST /conversations returned no conversation_id`);
@@ -123,7 +133,7 @@ export class MemoryClient {
     if (ttlSeconds !== undefined) body.ttl_seconds = ttlSeconds;
     await requestJson(this.#send, `Memory ${this.#name}: POST /messages`, `${this.#base}/messages`, {
       method: 'POST',
-      headers: this.#headers,
+      headers: withWriteKey(this.#headers),
       body,
       signal,
       upstream: this.#call,

@@ -103,6 +103,34 @@ describe('purges with an Idempotency-Key (the Query finalizer sends one)', () =>
   });
 });
 
+describe('memory writes with an Idempotency-Key (the engine sends one per write)', () => {
+  it('stores a write resent with its key once, and answers the resend as the first', async () => {
+    const send = (key: string, content: string) =>
+      fetch(`${b.url}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({
+          conversation_id: 'idem-w',
+          query_id: 'idem-wq',
+          messages: [{ role: 'user', content }],
+        }),
+      });
+    const first = await send('berth-write-1', 'once');
+    expect(first.status).toBe(201);
+    const again = await send('berth-write-1', 'once');
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect((await send('berth-write-2', 'twice')).headers.get('idempotent-replayed')).toBeNull();
+    const stored = await json(fetch(`${b.url}/messages?conversation_id=idem-w`));
+    expect(stored.total).toBe(2);
+    const conv = () =>
+      fetch(`${b.url}/conversations`, { method: 'POST', headers: { 'idempotency-key': 'berth-write-c' } });
+    const c1 = await (await conv()).json();
+    const c2 = await (await conv()).json();
+    expect(c2.conversation_id).toBe(c1.conversation_id);
+  });
+});
+
 describe('broker message paging', () => {
   it('pages by exclusive cursor with nextCursor, and sequences survive a purge', async () => {
     const conv = 'paging';
