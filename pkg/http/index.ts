@@ -1,6 +1,7 @@
 export { type LinkedSignal, linkSignals } from './abort/index.ts';
 export { type AccessLogOptions, accessLog } from './access-log/index.ts';
 export { bodyLimit, bodyTooLarge } from './body-limit/index.ts';
+export { TickCoalescer } from './coalesce/index.ts';
 export {
   type ErrorBody,
   type ErrorHandlerOptions,
