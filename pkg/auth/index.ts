@@ -49,9 +49,14 @@ export {
   type JwtVerifier,
   parseAudiences,
 } from './jwt.ts';
-export { type AuthMiddlewareOptions, authMiddleware, DEFAULT_PUBLIC_PATHS } from './middleware.ts';
+export {
+  type AuthMiddlewareOptions,
+  type AuthVariables,
+  authMiddleware,
+  DEFAULT_PUBLIC_PATHS,
+} from './middleware.ts';
 export { AUTH_MODES, type AuthMode, acceptsApiKeys, acceptsJwt, resolveAuthMode } from './mode.ts';
-export { ANONYMOUS, type Principal } from './principal.ts';
+export { ANONYMOUS, type Principal, type PrincipalVariables } from './principal.ts';
 
 export interface AuthSetup {
   mode: AuthMode;

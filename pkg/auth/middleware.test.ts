@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import type { ApiKeyVerifier } from './api-keys/service.ts';
 import { JwtError, type JwtVerifier } from './jwt.ts';
-import { authMiddleware } from './middleware.ts';
+import { type AuthVariables, authMiddleware } from './middleware.ts';
 import type { AuthMode } from './mode.ts';
 
 const PK = 'pk-svc-0123456789abcdef0123456789abcdef';
@@ -40,7 +40,7 @@ const jwt: JwtVerifier = {
 };
 
 function app(mode: AuthMode, publicPaths?: string[]) {
-  const a = new Hono();
+  const a = new Hono<{ Variables: AuthVariables }>();
   a.use('*', authMiddleware({ mode, apiKeys, jwt, publicPaths }));
   a.all('*', (c) => c.json(c.get('principal')));
   return a;

@@ -1,4 +1,4 @@
-import type { Context, Env, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { loggedText } from '../http/access-log/index.ts';
 import { sendError } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -6,16 +6,16 @@ import type { ApiKeyVerifier } from './api-keys/service.ts';
 import { readCredential } from './credentials.ts';
 import { JwtError, type JwtVerifier } from './jwt.ts';
 import { type AuthMode, acceptsApiKeys, acceptsJwt } from './mode.ts';
-import { ANONYMOUS, type Principal } from './principal.ts';
+import { ANONYMOUS, type Principal, type PrincipalVariables } from './principal.ts';
 
 export const DEFAULT_PUBLIC_PATHS = ['/health', '/docs', '/docs/*', '/openapi.json'];
 
-declare module 'hono' {
-  interface ContextVariableMap {
-    /** Why authentication refused the request: a short fixed word, the metrics' `reason` label. */
-    authFailure: string;
-  }
-}
+/** What `authMiddleware` sets on its app's context. */
+export type AuthVariables = PrincipalVariables & {
+  /** Why authentication refused the request: a short fixed word, the metrics' `reason` label. */
+  authFailure: string;
+};
+type AuthEnv = { Variables: AuthVariables };
 
 export interface AuthMiddlewareOptions {
   mode: AuthMode;
@@ -34,7 +34,7 @@ export interface AuthMiddlewareOptions {
  * Client-supplied `Impersonate-*` headers are refused in every mode: identities reach Kubernetes
  * only through what this middleware established, never through what the client claims.
  */
-export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<Env> {
+export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<AuthEnv> {
   const { mode, apiKeys, jwt, logger } = opts;
   if (acceptsApiKeys(mode) && !apiKeys) throw new Error(`AUTH_MODE=${mode} needs the API key service`);
   if (acceptsJwt(mode) && !jwt) throw new Error(`AUTH_MODE=${mode} needs a JWT verifier (OIDC_ISSUER_URL)`);
@@ -45,7 +45,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<E
     `Bearer realm="${realm}"` +
     (error ? `, error="${error}", error_description="${(description ?? '').replace(/["\\]/g, '')}"` : '');
 
-  const unauthorized = (c: Context, reason: string, message: string, bearerError?: string) => {
+  const unauthorized = (c: Context<AuthEnv>, reason: string, message: string, bearerError?: string) => {
     c.set('authFailure', reason);
     if (acceptsApiKeys(mode)) c.header('WWW-Authenticate', basicChallenge, { append: true });
     if (acceptsJwt(mode))

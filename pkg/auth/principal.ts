@@ -20,8 +20,7 @@ export type Principal =
 
 export const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', name: 'anonymous' }) as Principal;
 
-declare module 'hono' {
-  interface ContextVariableMap {
-    principal: Principal;
-  }
-}
+/** What the auth middleware sets on its app's context, for the routes that act on the caller's behalf. */
+export type PrincipalVariables = {
+  principal: Principal;
+};

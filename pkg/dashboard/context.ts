@@ -1,16 +1,16 @@
-import type { Env } from 'hono';
+import type { RequestIdVariables } from '../http/index.ts';
 import type { SessionUser } from './session/store.ts';
 
-declare module 'hono' {
-  interface ContextVariableMap {
-    /** The Authorization header the proxy sends to the API: the session's bearer, or the user's Basic. */
-    upstreamAuthorization?: string;
-    /** The signed-in dashboard user (sso/hybrid). */
-    dashboardUser?: SessionUser;
-  }
-}
+/** What the dashboard's guards set on its context. */
+export type DashboardVariables = {
+  /** The Authorization header the proxy sends to the API: the session's bearer, or the user's Basic. */
+  upstreamAuthorization?: string;
+  /** The signed-in dashboard user (sso/hybrid). */
+  dashboardUser?: SessionUser;
+};
 
-export type DashboardEnv = Env;
+/** The dashboard app's Hono environment: its guards' variables and the request id. */
+export type DashboardEnv = { Variables: DashboardVariables & RequestIdVariables };
 
 /** The base path applied to every route, redirect, cookie path and asset URL. */
 export class Paths {

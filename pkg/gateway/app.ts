@@ -1,15 +1,19 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Env, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import { agentKind, evaluatorKind, modelKind, queryKind, teamKind } from '../api/index.ts';
+import type { AuthVariables } from '../auth/index.ts';
 import {
   accessLog,
+  type BodyLimitVariables,
   bodyLimit,
+  type JsonDepthVariables,
   jsonDepthLimit,
   mountDocsPage,
   mountHealthRoutes,
   mountMetricsRoute,
   notFoundHandler,
   type Readiness,
+  type RequestIdVariables,
   requestId,
   validationHook,
 } from '../http/index.ts';
@@ -25,11 +29,16 @@ import { documentBrokerProxy, documentGenericRoutes } from './routes/passthrough
 import { mountResourceRoutes } from './routes/resources.ts';
 import { mountSecretRoutes } from './routes/secrets.ts';
 
+/** The API service app's context variables: what its middleware set. */
+export type ApiEnv = {
+  Variables: RequestIdVariables & BodyLimitVariables & JsonDepthVariables & AuthVariables;
+};
+
 export interface GatewayOptions {
   /** Authentication middleware for AUTH_MODE; absent means open. */
   auth?: MiddlewareHandler;
   /** Route families mounted by other modules (API keys, /compat/v1, marketplace). */
-  extensions?: Array<(app: OpenAPIHono) => void>;
+  extensions?: Array<(app: OpenAPIHono<ApiEnv>) => void>;
   bodyLimitBytes?: number;
   /** First in the chain: own server spans (OTEL_* set). */
   tracing?: MiddlewareHandler;
@@ -41,9 +50,9 @@ export interface GatewayOptions {
   readiness?: () => Readiness;
 }
 
-export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): OpenAPIHono {
+export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): OpenAPIHono<ApiEnv> {
   // Built on pkg/http like the broker, so the same fault gets the same status and code in both.
-  const app = new OpenAPIHono({ defaultHook: validationHook });
+  const app = new OpenAPIHono<ApiEnv>({ defaultHook: validationHook });
   // Spans and metrics first: they see every answer, refusals and errors included.
   if (opts.tracing) app.use('*', opts.tracing);
   if (opts.metrics) app.use('*', opts.metrics.middleware);
@@ -51,7 +60,7 @@ export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): 
   if (opts.refuseNew) app.use('*', opts.refuseNew);
   app.use(
     '*',
-    accessLog<Env>(deps.logger, {
+    accessLog<ApiEnv>(deps.logger, {
       who: (c) => ({ principal: c.get('principal')?.name }),
       traceHeaders: true,
     }),

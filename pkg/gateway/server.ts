@@ -11,7 +11,7 @@ import { loadServerTracing } from '../http/otel/index.ts';
 import type { InformerCache } from '../kube/cache.ts';
 import { createClient } from '../kube/client/index.ts';
 import type { Logger } from '../log/index.ts';
-import { createGatewayApp } from './app.ts';
+import { type ApiEnv, createGatewayApp } from './app.ts';
 import { compatRoutes } from './compat/index.ts';
 import { createMarketplace, type MarketplaceOptions } from './marketplace/index.ts';
 import { ApiMetrics } from './metrics.ts';
@@ -41,7 +41,7 @@ export interface GatewayServerOptions {
 export interface RunningGateway {
   url: string;
   port: number;
-  app: OpenAPIHono;
+  app: OpenAPIHono<ApiEnv>;
   auth: AuthSetup;
   /**
    * Drains, then stops: readiness turns false and new requests get 503 `shutting_down` (probes and

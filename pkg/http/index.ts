@@ -1,6 +1,6 @@
 export { type LinkedSignal, linkSignals } from './abort/index.ts';
 export { type AccessLogOptions, accessLog } from './access-log/index.ts';
-export { bodyLimit, bodyTooLarge } from './body-limit/index.ts';
+export { type BodyLimitVariables, bodyLimit, bodyTooLarge } from './body-limit/index.ts';
 export { TickCoalescer } from './coalesce/index.ts';
 export {
   type ErrorBody,
@@ -18,6 +18,7 @@ export {
 export { type HealthOptions, mountHealthRoutes, type Readiness } from './health/index.ts';
 export {
   exceedsJsonDepth,
+  type JsonDepthVariables,
   jsonDepthLimit,
   jsonStringEnd,
   jsonTooDeep,
@@ -47,7 +48,7 @@ export {
   mountDocsPage,
   route,
 } from './openapi/index.ts';
-export { REQUEST_ID_HEADER, requestId, requestIdOf } from './request-id/index.ts';
+export { REQUEST_ID_HEADER, type RequestIdVariables, requestId, requestIdOf } from './request-id/index.ts';
 export { DEFAULT_SHUTDOWN_GRACE_SECONDS, Drain, shutdownGraceSeconds } from './shutdown/index.ts';
 export {
   CONNECTED_FRAME,

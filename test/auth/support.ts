@@ -5,7 +5,13 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { requestId } from 'hono/request-id';
 import { secretSourceFrom, startApiKeyCache } from '../../pkg/auth/api-keys/secret-cache.ts';
 import { ApiKeyService, type ApiKeyServiceOptions } from '../../pkg/auth/api-keys/service.ts';
-import { type AuthMode, apiKeyRoutes, authMiddleware, type JwtVerifier } from '../../pkg/auth/index.ts';
+import {
+  type AuthMode,
+  type AuthVariables,
+  apiKeyRoutes,
+  authMiddleware,
+  type JwtVerifier,
+} from '../../pkg/auth/index.ts';
 import type { InformerCache } from '../../pkg/kube/cache.ts';
 import { createClient } from '../../pkg/kube/client/index.ts';
 import { Scheme } from '../../pkg/kube/kinds.ts';
@@ -70,7 +76,7 @@ export async function serveApi(opts: {
   jwt?: JwtVerifier;
   logger: Logger;
 }): Promise<TestApi> {
-  const app = new OpenAPIHono();
+  const app = new OpenAPIHono<{ Variables: AuthVariables }>();
   app.use('*', requestId());
   // An access log that logs the headers, so the leak test proves redaction rather than silence.
   app.use('*', async (c, next) => {

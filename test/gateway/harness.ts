@@ -3,14 +3,14 @@ import { serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { berthScheme } from '../../pkg/api/index.ts';
-import { createGatewayApp, type GatewayOptions } from '../../pkg/gateway/app.ts';
+import { type ApiEnv, createGatewayApp, type GatewayOptions } from '../../pkg/gateway/app.ts';
 import { InformerCache } from '../../pkg/kube/cache.ts';
 import { createClient } from '../../pkg/kube/client/index.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 
 export interface RunningGateway {
   url: string;
-  app: OpenAPIHono;
+  app: OpenAPIHono<ApiEnv>;
   close(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { errorEnvelopeSchema, errorHandler, HttpError, validationHook } from '../../http/index.ts';
 import { KubeError } from '../../kube/errors.ts';
 import { createLogger, type Logger } from '../../log/index.ts';
-import '../principal.ts';
+import type { PrincipalVariables } from '../principal.ts';
 import type { ApiKeyService } from './service.ts';
 
 const errorSchema = errorEnvelopeSchema(z.unknown()).meta({ id: 'Error' });
@@ -100,8 +100,11 @@ const revokeRoute = createRoute({
  * `/v1/api-keys` as a sub-app: the gateway mounts it with `app.route('/v1/api-keys', apiKeyRoutes(svc))`,
  * which also merges these routes into its OpenAPI document.
  */
-export function apiKeyRoutes(service: ApiKeyService, opts: { logger?: Logger } = {}): OpenAPIHono {
-  const app = new OpenAPIHono({ defaultHook: validationHook });
+export function apiKeyRoutes(
+  service: ApiKeyService,
+  opts: { logger?: Logger } = {},
+): OpenAPIHono<{ Variables: PrincipalVariables }> {
+  const app = new OpenAPIHono<{ Variables: PrincipalVariables }>({ defaultHook: validationHook });
   // ApiKeyErrors are HttpErrors; only the key store's KubeErrors need a meaning of their own here.
   app.onError(errorHandler(opts.logger ?? createLogger({ level: 'silent' }), { mappers: [storeFailure] }));
 

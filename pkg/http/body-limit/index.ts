@@ -1,12 +1,11 @@
-import type { Context, Env, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { sendError } from '../errors/envelope.ts';
 
-declare module 'hono' {
-  interface ContextVariableMap {
-    /** Set (to the limit message) once this request's body went over the cap. */
-    bodyTooLarge: string;
-  }
-}
+/** What `bodyLimit()` sets on an app's context. */
+export type BodyLimitVariables = {
+  /** Set (to the limit message) once this request's body went over the cap. */
+  bodyTooLarge: string;
+};
 
 const tooLarge = (c: Context, message: string) => sendError(c, 413, 'payload_too_large', message);
 
@@ -20,7 +19,7 @@ const tooLarge = (c: Context, message: string) => sendError(c, 413, 'payload_too
 export function bodyLimit(
   maxBytes: number,
   onTooLarge: (c: Context, message: string) => Response = tooLarge,
-): MiddlewareHandler<Env> {
+): MiddlewareHandler<{ Variables: BodyLimitVariables }> {
   return async (c, next) => {
     // Headers first: touching `raw.body` makes @hono/node-server build a full web Request and
     // stream, which costs more than the rest of a small JSON request (see docs/broker.md).
@@ -60,7 +59,8 @@ export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
 }
 
-/** The limit message when this request's body went over the cap, else undefined. */
-export function bodyTooLarge(c: Context<Env>): string | undefined {
-  return c.get('bodyTooLarge');
+/** The limit message when this request's body went over the cap, else undefined (any app's context). */
+export function bodyTooLarge(c: Context): string | undefined {
+  const message: string | undefined = c.get('bodyTooLarge');
+  return message;
 }

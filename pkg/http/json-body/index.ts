@@ -1,15 +1,14 @@
-import type { Context, Env, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { HttpError } from '../errors/envelope.ts';
 import { mediaTypeOf } from '../media-type/index.ts';
 
-declare module 'hono' {
-  interface ContextVariableMap {
-    /** Set (to the refusal message) once this request's JSON body was found nested too deep. */
-    jsonTooDeep: string;
-    /** Set once this request's JSON text body was read and found within the depth limit. */
-    jsonDepthChecked: boolean;
-  }
-}
+/** What `jsonDepthLimit()` sets on an app's context. */
+export type JsonDepthVariables = {
+  /** Set (to the refusal message) once this request's JSON body was found nested too deep. */
+  jsonTooDeep: string;
+  /** Set once this request's JSON text body was read and found within the depth limit. */
+  jsonDepthChecked: boolean;
+};
 
 /**
  * How deeply arrays and objects may nest in a JSON request body. V8 parses any depth, but the
@@ -76,7 +75,7 @@ export function parseJson(text: string, limit = MAX_JSON_DEPTH): unknown {
 export function jsonDepthLimit(
   limit = MAX_JSON_DEPTH,
   opts: { checkedByRoute?: (path: string) => boolean } = {},
-): MiddlewareHandler<Env> {
+): MiddlewareHandler<{ Variables: JsonDepthVariables }> {
   return async (c, next) => {
     if (!BODY_METHODS.has(c.req.method) || !JSON_MEDIA.test(mediaTypeOf(c))) return next();
     // A route whose own scan of the body checks the depth too (one pass instead of two).
@@ -107,11 +106,13 @@ export function jsonDepthLimit(
  * when the depth-limit middleware already checked that very text. (Reading the cached text rather
  * than the bytes also spares Hono encoding it again and the route decoding it once more.)
  */
-export function parseJsonBody(c: Context<Env>, text: string, limit = MAX_JSON_DEPTH): unknown {
-  return c.get('jsonDepthChecked') ? JSON.parse(text) : parseJson(text, limit);
+export function parseJsonBody(c: Context, text: string, limit = MAX_JSON_DEPTH): unknown {
+  const checked: boolean | undefined = c.get('jsonDepthChecked');
+  return checked ? JSON.parse(text) : parseJson(text, limit);
 }
 
-/** The refusal message when this request's JSON body was too deep, else undefined. */
-export function jsonTooDeepOf(c: Context<Env>): string | undefined {
-  return c.get('jsonTooDeep');
+/** The refusal message when this request's JSON body was too deep, else undefined (any app's context). */
+export function jsonTooDeepOf(c: Context): string | undefined {
+  const message: string | undefined = c.get('jsonTooDeep');
+  return message;
 }

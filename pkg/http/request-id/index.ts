@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { HttpBindings } from '@hono/node-server';
-import type { Context, Env, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 
-declare module 'hono' {
-  interface ContextVariableMap {
-    /** This request's id: the caller's `x-request-id` when acceptable, else a fresh UUID. */
-    requestId: string;
-  }
-}
+/** What `requestId()` sets on an app's context. */
+export type RequestIdVariables = {
+  /** This request's id: the caller's `x-request-id` when acceptable, else a fresh UUID. */
+  requestId: string;
+};
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 // A caller's id is kept only when it is short and printable: it lands in logs and response headers.
@@ -20,7 +19,7 @@ const ACCEPTABLE = /^[\w.:@/+=-]{1,128}$/;
  * `Headers` object to build and convert, ~15 % of a short request's time (POST /messages of the
  * broker: 16.8k → 20k req/s without it, docs/broker.md).
  */
-export function requestId(): MiddlewareHandler<Env> {
+export function requestId(): MiddlewareHandler<{ Variables: RequestIdVariables }> {
   return async (c, next) => {
     const given = c.req.header(REQUEST_ID_HEADER);
     const id = given && ACCEPTABLE.test(given) ? given : randomUUID();
@@ -33,7 +32,11 @@ export function requestId(): MiddlewareHandler<Env> {
   };
 }
 
-/** The request id; before (or without) the middleware, the caller's header as given. */
-export function requestIdOf(c: Context<Env>): string | undefined {
-  return c.get('requestId') ?? c.req.header(REQUEST_ID_HEADER);
+/**
+ * The request id; before (or without) the middleware, the caller's header as given. Any app's
+ * context: pkg/http's error envelope and SSE sinks serve apps that do not type the variable.
+ */
+export function requestIdOf(c: Context): string | undefined {
+  const id: string | undefined = c.get('requestId');
+  return id ?? c.req.header(REQUEST_ID_HEADER);
 }
