@@ -7,6 +7,7 @@
  * broker problem is logged and the answer still reaches status and memory.
  */
 import type { Writable } from 'node:stream';
+import { TickCoalescer } from '../http/coalesce/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { BrokerRoute } from './brokers.ts';
 import { describeNetworkError, type HttpClient } from './http.ts';
@@ -26,8 +27,13 @@ export class ChunkStream {
   #upload: Promise<void> | undefined;
   #broken = false;
   #written = 0;
-  /** Lines queued in this tick, written together at its end (one socket write per burst). */
-  #pending = '';
+  /**
+   * Lines queued in this tick, written together at its end (one socket write per burst): the SDK
+   * yields the chunks of one read in a row (microtasks).
+   */
+  readonly #lines = new TickCoalescer((lines) => {
+    if (this.#body && !this.#body.destroyed && !this.#body.writableEnded) this.#body.write(lines);
+  });
 
   constructor(
     broker: BrokerRoute,
@@ -52,18 +58,9 @@ export class ChunkStream {
       this.#fail('chunk upload closed', undefined);
       return;
     }
-    // The SDK yields the chunks of one read in a row (microtasks): they leave together.
-    if (!this.#pending) process.nextTick(this.#flush);
-    this.#pending += `${JSON.stringify(chunk)}\n`;
+    this.#lines.push(`${JSON.stringify(chunk)}\n`);
     this.#written++;
   }
-
-  #flush = (): void => {
-    if (!this.#pending) return;
-    const lines = this.#pending;
-    this.#pending = '';
-    if (this.#body && !this.#body.destroyed && !this.#body.writableEnded) this.#body.write(lines);
-  };
 
   /** An error chunk in the OpenAI shape, so SSE clients end with a reason instead of a bare [DONE]. */
   error(err: StreamError): void {
@@ -73,7 +70,7 @@ export class ChunkStream {
   /** Ends the upload and marks the stream complete; never throws. */
   async complete(): Promise<void> {
     if (this.#upload) {
-      this.#flush();
+      this.#lines.flush();
       this.#body?.end();
       await this.#upload;
     }
