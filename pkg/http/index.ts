@@ -16,6 +16,7 @@ export {
   validationHook,
 } from './errors/index.ts';
 export { type HealthOptions, mountHealthRoutes, type Readiness } from './health/index.ts';
+export { releaseStartupGarbage } from './heap/index.ts';
 export {
   exceedsJsonDepth,
   type JsonDepthVariables,
