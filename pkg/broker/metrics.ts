@@ -1,6 +1,7 @@
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { HttpError, httpMetrics, type RequestInfo, type SseHub } from '../http/index.ts';
+import { QUERY_TOPICS } from './chunks/topics.ts';
 import type { StoreStats } from './core/capped-log.ts';
 import type { BrokerStores } from './deps.ts';
 
@@ -21,7 +22,7 @@ export function domainOfRoute(route: string): string | undefined {
 
 /** A hub topic's domain: the per-query chunk streams (`stream/<query>`) belong to chunks. */
 export function domainOfTopic(topic: string): string {
-  return topic.startsWith('stream/') ? 'chunks' : topic;
+  return topic.startsWith(QUERY_TOPICS) ? 'chunks' : topic;
 }
 
 const isStream = (c: Context, route: string) =>

@@ -1,29 +1,28 @@
 import type { SseHub } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import { MemoryChunkStore } from './chunks/memory-store.ts';
-import { PURGED_FRAME, QUERY_TOPICS, queryTopic } from './chunks/query-stream.ts';
+import { PURGED_FRAME } from './chunks/query-stream.ts';
 import type { RedisChunkStore } from './chunks/redis-store.ts';
-import { CHUNKS_TOPIC } from './chunks/routes.ts';
+import { CHUNKS_TOPIC, QUERY_TOPICS, queryTopic } from './chunks/topics.ts';
 import { type ChunkStore, chunkJson } from './chunks/types.ts';
 import type { BrokerConfig } from './config.ts';
 import { openJournal, type PersistOptions } from './core/persist.ts';
 import type { BrokerStores } from './deps.ts';
 import { MemoryEventStore } from './events/memory-store.ts';
-import { EVENTS_TOPIC, eventMeta } from './events/routes.ts';
+import { EVENTS_TOPIC, eventMeta } from './events/topics.ts';
 import type { EventStore } from './events/types.ts';
 import { MemoryIdempotencyStore } from './idempotency/memory-store.ts';
 import type { IdempotencyStore } from './idempotency/types.ts';
-import { CONVERSATIONS_TOPIC } from './messages/conversation-routes.ts';
 import { MemoryMessageStore } from './messages/memory-store.ts';
-import { MESSAGES_TOPIC, messageMeta } from './messages/routes.ts';
+import { CONVERSATIONS_TOPIC, MESSAGES_TOPIC, messageMeta } from './messages/topics.ts';
 import type { MessageStore } from './messages/types.ts';
 import type { PgBackend } from './pg/index.ts';
 import { MemorySessionStore } from './sessions/memory-store.ts';
 import type { PgSessionStore } from './sessions/pg-store.ts';
-import { SESSIONS_TOPIC } from './sessions/routes.ts';
+import { SESSIONS_TOPIC } from './sessions/topics.ts';
 import type { SessionStore } from './sessions/types.ts';
 import { MemoryTraceStore } from './traces/memory-store.ts';
-import { spanMeta, TRACES_TOPIC } from './traces/routes.ts';
+import { spanMeta, TRACES_TOPIC } from './traces/topics.ts';
 
 /** One storage service as /readyz reports it. */
 export interface BackendHealth {

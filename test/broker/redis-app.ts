@@ -1,7 +1,6 @@
 import { serve } from '@hono/node-server';
 import { createBrokerApp } from '../../pkg/broker/app.ts';
-import { queryTopic } from '../../pkg/broker/chunks/query-stream.ts';
-import { CHUNKS_TOPIC } from '../../pkg/broker/chunks/routes.ts';
+import { CHUNKS_TOPIC, queryTopic } from '../../pkg/broker/chunks/topics.ts';
 import { type ChunkStore, chunkJson } from '../../pkg/broker/chunks/types.ts';
 import { type BrokerConfig, brokerConfig } from '../../pkg/broker/config.ts';
 import { MemoryEventStore } from '../../pkg/broker/events/memory-store.ts';

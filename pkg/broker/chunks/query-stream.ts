@@ -11,11 +11,10 @@ import {
 } from '../../http/index.ts';
 import type { WatchDeps } from '../core/watch-route.ts';
 import { needsSplit, splitChunk } from './split.ts';
+import { queryTopic } from './topics.ts';
 import { type ChunkStore, chunkJson, type StoredChunk, type StreamState } from './types.ts';
 
 const EMPTY = Buffer.alloc(0);
-
-export const queryTopic = (query: string) => `${QUERY_TOPICS}${query}`;
 
 export interface QueryStreamOptions {
   fromBeginning: boolean;
@@ -30,9 +29,6 @@ export interface QueryStreamOptions {
 const errorFrame = (message: string, code: string, type = 'timeout_error') =>
   eventFrame(undefined, JSON.stringify({ error: { message, type, code } }));
 
-/** Topics of the per-query streams (the firehose has its own, `chunks`). */
-export const QUERY_TOPICS = 'stream/';
-
 /**
  * What a query stream still open gets when the chunks are purged (`DELETE /stream`, on any
  * replica), before its `[DONE]`: what it was following is gone, so it ends now instead of waiting
@@ -44,12 +40,6 @@ export const PURGED_FRAME = errorFrame(
   'server_error',
 );
 
-/**
- * `GET /stream/{query}`: the query's chunks as `data: <chunk>` frames, ending with `[DONE]` on
- * completion or after an error chunk. Waits up to wait-for-query seconds for a query that has not
- * started, and ends a stream that stays silent longer than the idle timeout, with an error frame
- * then `[DONE]` in both cases — a reader is never left hanging.
- */
 /** Frames of pieces written between waits for the socket (a split chunk can be megabytes of frames). */
 const PIECES_BEFORE_DRAIN_BYTES = 64 * 1024;
 
@@ -75,6 +65,12 @@ export async function writePieces(sink: SseSink, pieces: Iterator<Record<string,
   }
 }
 
+/**
+ * `GET /stream/{query}`: the query's chunks as `data: <chunk>` frames, ending with `[DONE]` on
+ * completion or after an error chunk. Waits up to wait-for-query seconds for a query that has not
+ * started, and ends a stream that stays silent longer than the idle timeout, with an error frame
+ * then `[DONE]` in both cases — a reader is never left hanging.
+ */
 export function serveQueryStream(
   c: Context,
   deps: WatchDeps,

@@ -2,18 +2,16 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, HttpError, mediaTypeOf, route, sendError } from '../../http/index.ts';
-import { boolParam, DEFAULT_LIMIT, listQueryShape, pageResponse } from '../core/list.ts';
+import { boolParam, DEFAULT_LIMIT, idParam, listQueryShape, pageResponse } from '../core/list.ts';
 import { mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
-import { idParam } from '../messages/schemas.ts';
 import { ChunkParseError, parseJsonChunks, readNdjson } from './ndjson.ts';
 import { serveQueryStream } from './query-stream.ts';
 import { MIN_CHUNK_SIZE } from './split.ts';
+import { CHUNKS_TOPIC, chunkMeta } from './topics.ts';
 import type { StoredChunk } from './types.ts';
 
-export const CHUNKS_TOPIC = 'chunks';
-export const chunkMeta = (e: StoredChunk) => e;
 const tags = ['Chunks'];
 const NDJSON = new Set([
   '',

@@ -41,6 +41,10 @@ export const offsetParam = z
   .transform(Number)
   .optional();
 
+/** A path parameter naming one record (`{queryId}`, `{traceId}`, ...): every domain's routes have some. */
+export const idParam = <K extends string>(name: K) =>
+  z.object({ [name]: z.string().min(1).max(256) } as Record<K, z.ZodString>);
+
 /** `{items,total,hasMore,nextCursor}` built from already-serialized items (no re-serialization). */
 export function listJson(
   items: readonly string[],

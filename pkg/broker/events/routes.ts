@@ -3,16 +3,12 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, jsonBodyRoute, route } from '../../http/index.ts';
 import { jsonOnly } from '../core/json-body.ts';
-import { DEFAULT_LIMIT, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
+import { DEFAULT_LIMIT, idParam, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
 import { listRoute, mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
-import { idParam } from '../messages/schemas.ts';
-import { type EventFilter, eventPost, MAX_EVENT_BATCH, type StoredEvent } from './types.ts';
-
-export const EVENTS_TOPIC = 'events';
-export type EventMeta = { q: string; s: string };
-export const eventMeta = (e: StoredEvent): EventMeta => ({ q: e.queryId, s: e.sessionId });
+import { EVENTS_TOPIC, type EventMeta, eventMeta } from './topics.ts';
+import { type EventFilter, eventPost, MAX_EVENT_BATCH } from './types.ts';
 
 const tags = ['Events'];
 const eventsQuery = z.object({ session_id: z.string().min(1).optional(), ...listQueryShape });

@@ -2,14 +2,14 @@ import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
-import { DEFAULT_LIMIT, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
+import { DEFAULT_LIMIT, idParam, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
 import { listRoute } from '../core/routes.ts';
 import { serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
-import { conversationInfo, deleted, idParam } from './schemas.ts';
+import { conversationInfo, deleted } from './schemas.ts';
+import { CONVERSATIONS_TOPIC } from './topics.ts';
 import { conversationBody } from './types.ts';
 
-export const CONVERSATIONS_TOPIC = 'conversations';
 const tags = ['Conversations'];
 const listQuery = z.object(listQueryShape);
 

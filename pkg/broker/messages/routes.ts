@@ -5,11 +5,8 @@ import { DEFAULT_LIMIT, jsonResponse, listJson } from '../core/list.ts';
 import { replayOf, serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { deleted, messagesList, messagesQuery } from './schemas.ts';
-import { type MessageFilter, messagesBody, type StoredMessage, withoutSequence } from './types.ts';
-
-export const MESSAGES_TOPIC = 'messages';
-export type MessageMeta = { c: string; q: string };
-export const messageMeta = (e: StoredMessage): MessageMeta => ({ c: e.conversationId, q: e.queryId });
+import { MESSAGES_TOPIC, type MessageMeta, messageMeta } from './topics.ts';
+import { type MessageFilter, messagesBody, withoutSequence } from './types.ts';
 
 const tags = ['Messages'];
 

@@ -35,7 +35,4 @@ export const conversationInfo = z.object({
   query_count: z.number().int(),
 });
 
-export const idParam = <K extends string>(name: K) =>
-  z.object({ [name]: z.string().min(1).max(256) } as Record<K, z.ZodString>);
-
 export const deleted = z.object({ deleted: z.number().int() }).passthrough();

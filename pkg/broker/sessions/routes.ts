@@ -1,14 +1,13 @@
 import { createRoute } from '@hono/zod-openapi';
 import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
-import { DEFAULT_LIMIT, jsonResponse, listQueryShape } from '../core/list.ts';
+import { DEFAULT_LIMIT, idParam, jsonResponse, listQueryShape } from '../core/list.ts';
 import { mountPurgeAll } from '../core/routes.ts';
 import { serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
-import { idParam } from '../messages/schemas.ts';
+import { SESSIONS_TOPIC } from './topics.ts';
 import { type SessionView, sessionBody, sessionsQuery } from './types.ts';
 
-export const SESSIONS_TOPIC = 'sessions';
 const tags = ['Sessions'];
 const listQuery = sessionsQuery.extend(listQueryShape);
 

@@ -1,20 +1,14 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, route, sendError } from '../../http/index.ts';
-import { DEFAULT_LIMIT, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
+import { DEFAULT_LIMIT, idParam, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
 import { mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
 import { type BrokerDeps, watchDeps } from '../deps.ts';
-import { idParam } from '../messages/schemas.ts';
 import { ingestTraces } from './ingest.ts';
-import { type StoredSpan, traceJson } from './types.ts';
+import { type SpanMeta, spanMeta, TRACES_TOPIC } from './topics.ts';
+import { traceJson } from './types.ts';
 
-export const TRACES_TOPIC = 'traces';
-export type SpanMeta = { t: string; s: string };
-export const spanMeta = <E extends Pick<StoredSpan, 'traceId' | 'sessionId'>>(e: E): SpanMeta => ({
-  t: e.traceId,
-  s: e.sessionId,
-});
 const tags = ['Traces'];
 export const OTLP_TRACES_PATH = '/v1/traces';
 
