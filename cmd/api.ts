@@ -51,27 +51,13 @@ export async function runApi(opts: ApiCliOptions): Promise<void> {
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     compatWaitTimeoutMs: env.COMPAT_WAIT_TIMEOUT_SECONDS * 1000,
   });
-  let stopping = false;
-  const stop = (signal: string) => {
-    // A second signal means "now": skip what is left of the grace period.
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting without waiting');
-      process.exit(1);
-    }
-    stopping = true;
-    const graceMs = env.SHUTDOWN_GRACE_SECONDS * 1000;
-    logger.info({ signal, graceMs }, 'shutting down');
-    // The cache serves the requests that are draining: it stops after them.
-    gateway
-      .close(graceMs)
-      .then(() => cache.stop())
-      .then(
-        () => process.exit(0),
-        (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-  };
-  signals.handle(stop);
+  const graceMs = env.SHUTDOWN_GRACE_SECONDS * 1000;
+  signals.stopWith(
+    logger,
+    async () => {
+      await gateway.close(graceMs);
+      await cache.stop(); // it serves the requests that are draining: it stops after them
+    },
+    { graceMs },
+  );
 }

@@ -48,24 +48,7 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
     console.error(`berth broker: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   }
-  let stopping = false;
-  const stop = (signal: string) => {
-    // A second signal means "now": skip what is left of the grace period.
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting without waiting');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal, graceMs }, 'shutting down');
-    broker.close(graceMs).then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  signals.handle(stop);
+  signals.stopWith(logger, () => broker.close(graceMs), { graceMs });
 }
 
 /**

@@ -86,14 +86,8 @@ export async function runController(opts: ControllerCliOptions): Promise<void> {
   });
   logger.info({ probesPort: running.probesPort, metricsPort: running.metricsPort }, 'ready');
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping');
+  signals.stopWith(logger, async () => {
     await running.stop();
     await engine?.close();
-    process.exit(0);
-  };
-  signals.handle((signal) => void shutdown(signal));
+  });
 }

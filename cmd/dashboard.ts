@@ -26,15 +26,5 @@ export async function runDashboard(opts: { port: number }): Promise<void> {
   }
   const logger = createLogger({ name: 'dashboard', level: settings.logLevel });
   const dashboard = await startDashboardServer({ settings, logger, port: opts.port });
-  const stop = (signal: string) => {
-    logger.info({ signal }, 'shutting down');
-    dashboard.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  signals.handle(stop);
+  signals.stopWith(logger, () => dashboard.close());
 }

@@ -16,6 +16,7 @@ import { projectRoot, startControlPlane } from '../pkg/kube/controlplane/index.t
 import { KubeError } from '../pkg/kube/errors.ts';
 import { CoreKinds } from '../pkg/kube/kinds.ts';
 import { createLogger, type Logger } from '../pkg/log/index.ts';
+import { catchStopSignals, Started } from './signals.ts';
 import { seedLocalObjects } from './up-seed.ts';
 
 export interface UpOptions {
@@ -120,78 +121,92 @@ async function warnIfExposed(log: Logger, host: string, authMode: string): Promi
 /**
  * `berth up`: a control plane (or the cluster KUBECONFIG points at), then broker, controller (with
  * the engine), API service and dashboard in ONE process sharing ONE informer cache. Broker storage
- * in memory.
+ * in memory. A stop signal is caught from the start: during start-up it stops what is up so far.
  */
 export async function runUp(opts: UpOptions): Promise<void> {
+  const signals = catchStopSignals(); // before the slow start-up: see cmd/signals.ts
   const log = createLogger({ name: 'berth-up' });
   const NAMESPACE = opts.namespace ?? 'default';
   // Local means local: nothing listens beyond this machine unless --host says so.
   const host = opts.host ?? LOOPBACK_HOST;
   const uiSettings = dashboardSettings(log);
-  const cluster = await clusterFor(opts, log);
-  const broker = await startBroker(
-    { ...loadBrokerConfig(process.env), port: opts.brokerPort, host },
-    log.child({ component: 'broker' }),
+  // Chat streams and broker watchers in flight get this long to finish (docs/observability.md).
+  const graceMs = shutdownGraceSeconds(process.env) * 1000;
+  // Stopped the last started first: dashboard, API (drained), controller, cache, broker (drained),
+  // control plane (the second signal's exit leaves etcd and kube-apiserver to their guards).
+  const started = new Started(log);
+  signals.stopWith(
+    log,
+    async () => {
+      await started.stop();
+      log.info('stopped');
+    },
+    { graceMs },
+  );
+  const cluster = await started.step(clusterFor(opts, log), 'cluster', (c) => c.stop());
+  const broker = await started.step(
+    startBroker(
+      { ...loadBrokerConfig(process.env), port: opts.brokerPort, host },
+      log.child({ component: 'broker' }),
+    ),
+    'broker',
+    (b) => b.close(graceMs),
   );
   // Conversation memory from the local broker and the demo model, out of the box.
-  await seedLocalObjects(cluster.admin, NAMESPACE, broker.url, log);
+  await started.step(seedLocalObjects(cluster.admin, NAMESPACE, broker.url, log));
 
-  const cache = InformerCache.of(
-    { kc: cluster.controller, namespace: opts.namespace, logger: log.child({ component: 'cache' }) },
-    SHARED_CACHE,
+  const cache = await started.step(
+    InformerCache.of(
+      { kc: cluster.controller, namespace: opts.namespace, logger: log.child({ component: 'cache' }) },
+      SHARED_CACHE,
+    ),
+    'cache',
+    (c) => c.stop(),
   );
-  const controller = await startController({
-    kc: cluster.controller,
-    namespace: opts.namespace,
-    cache,
-    brokerUrl: broker.url,
-    engine: (lookup, brokers) =>
-      createQueryEngine({ lookup, brokers, logger: log.child({ component: 'engine' }) }),
-    leaderElection: false,
-    probes: false,
-    metrics: false,
-    logger: log.child({ component: 'controller' }),
-  });
-  const api = await startGatewayServer({
-    kc: cluster.gateway,
-    namespace: NAMESPACE,
-    // `--namespace` confines everything to it; by default the API serves what its identity may.
-    confined: opts.namespace !== undefined,
-    cache,
-    brokerUrl: broker.url,
-    logger: log.child({ component: 'api' }),
-    port: opts.apiPort,
-    host,
-  });
-  const dashboard = await startDashboardServer({
-    settings: { ...uiSettings, apiServiceUrl: api.url },
-    logger: log.child({ component: 'dashboard' }),
-    port: opts.dashboardPort,
-    host,
-  });
-  await warnIfExposed(log, host, api.auth.mode);
+  await started.step(
+    startController({
+      kc: cluster.controller,
+      namespace: opts.namespace,
+      cache,
+      brokerUrl: broker.url,
+      engine: (lookup, brokers) =>
+        createQueryEngine({ lookup, brokers, logger: log.child({ component: 'engine' }) }),
+      leaderElection: false,
+      probes: false,
+      metrics: false,
+      logger: log.child({ component: 'controller' }),
+    }),
+    'controller',
+    (c) => c.stop(),
+  );
+  const api = await started.step(
+    startGatewayServer({
+      kc: cluster.gateway,
+      namespace: NAMESPACE,
+      // `--namespace` confines everything to it; by default the API serves what its identity may.
+      confined: opts.namespace !== undefined,
+      cache,
+      brokerUrl: broker.url,
+      logger: log.child({ component: 'api' }),
+      port: opts.apiPort,
+      host,
+    }),
+    'api',
+    (a) => a.close(graceMs),
+  );
+  const dashboard = await started.step(
+    startDashboardServer({
+      settings: { ...uiSettings, apiServiceUrl: api.url },
+      logger: log.child({ component: 'dashboard' }),
+      port: opts.dashboardPort,
+      host,
+    }),
+    'dashboard',
+    (d) => d.close(),
+  );
+  await started.step(warnIfExposed(log, host, api.auth.mode));
   console.log(
     `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n  dashboard:       ${dashboard.url}/  (AUTH_MODE ${uiSettings.mode})\n`,
   );
-
-  let stopping = false;
-  // Chat streams and broker watchers in flight get this long to finish (docs/observability.md).
-  const graceMs = shutdownGraceSeconds(process.env) * 1000;
-  const shutdown = async (signal: string) => {
-    // A second signal means "now" (the control plane's guards stop etcd and kube-apiserver with us).
-    if (stopping) process.exit(1);
-    stopping = true;
-    log.info({ signal, graceMs }, 'stopping');
-    await dashboard.close().catch((err) => log.error({ err }, 'dashboard stop failed'));
-    await api.close(graceMs).catch((err) => log.error({ err }, 'api stop failed'));
-    await controller.stop().catch((err) => log.error({ err }, 'controller stop failed'));
-    await cache.stop().catch((err) => log.error({ err }, 'cache stop failed'));
-    await broker.close(graceMs).catch((err) => log.error({ err }, 'broker stop failed'));
-    await cluster.stop();
-    log.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
   log.info({ api: api.url, broker: broker.url, dashboard: dashboard.url }, 'ready');
 }

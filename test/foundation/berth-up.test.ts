@@ -118,6 +118,38 @@ describe('berth up', () => {
     }
     expect(await up.exited).toBe(0);
   });
+
+  // A Ctrl-C during the start-up (the first run builds the control plane for minutes) stops what
+  // is up so far and exits 0 instead of dying on the signal or waiting for the start-up to end.
+  const interrupted = async (when: RegExp) => {
+    const dir = mkdtempSync(join(stateDir, 'interrupted-'));
+    const env = { ...process.env };
+    delete env.KUBECONFIG;
+    const up = spawnBerth(
+      ['up', '--state-dir', dir, '--api-port', '0', '--broker-port', '0', '--dashboard-port', '0'],
+      env,
+    );
+    try {
+      await up.waitForLine(when, 120_000);
+    } finally {
+      up.proc.kill('SIGINT');
+    }
+    expect(await up.exited).toBe(0);
+    expect(up.output()).toContain('"msg":"shutting down"');
+    return { dir, up };
+  };
+
+  it('stops on a Ctrl-C while its control plane starts', async () => {
+    const { dir } = await interrupted(/starting local control plane/);
+    // Nothing of its own was up to stop: etcd and kube-apiserver end with their guards (1 s polls).
+    await eventually(() => processesMentioning(dir).length === 0, 10_000, 100);
+  }, 150_000);
+
+  it('stops what it started on a Ctrl-C after its control plane is up', async () => {
+    const { dir, up } = await interrupted(/"msg":"control plane up"/);
+    expect(up.output()).toContain('"msg":"stopped"');
+    expect(processesMentioning(dir)).toEqual([]);
+  }, 150_000);
 });
 
 describe('berth CLI', () => {
