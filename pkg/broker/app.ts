@@ -10,22 +10,26 @@ import {
   requestId,
   validationHook,
 } from '../http/index.ts';
-import { mountChunkRoutes } from './chunks/routes.ts';
+import { chunkRoutes } from './chunks/routes.ts';
+import { type DomainRoutes, honoPath } from './core/routes.ts';
 import type { BrokerDeps } from './deps.ts';
-import { mountEventRoutes } from './events/routes.ts';
+import { eventRoutes } from './events/routes.ts';
 import { mountBrokerHealth, refuseNewWatches } from './health.ts';
 import { MemoryIdempotencyStore } from './idempotency/memory-store.ts';
 import { idempotent } from './idempotency/middleware.ts';
-import { mountConversationRoutes } from './messages/conversation-routes.ts';
-import { mountMessageRoutes } from './messages/routes.ts';
-import { mountSessionRoutes } from './sessions/routes.ts';
-import { mountTraceRoutes, OTLP_TRACES_PATH } from './traces/routes.ts';
+import { conversationRoutes } from './messages/conversation-routes.ts';
+import { messageRoutes } from './messages/routes.ts';
+import { sessionRoutes } from './sessions/routes.ts';
+import { OTLP_TRACES_PATH, traceRoutes } from './traces/routes.ts';
 
-/** The per-query purges (messages through the memory contract, events). */
-const PURGE_PATHS = [
-  '/queries/:queryId/messages',
-  '/conversations/:conversationId/queries/:queryId/messages',
-  '/events/:queryId',
+/** Every domain's routes, in the order they are mounted (and described in /openapi.json). */
+const DOMAINS: Array<DomainRoutes<BrokerDeps>> = [
+  messageRoutes,
+  conversationRoutes,
+  chunkRoutes,
+  eventRoutes,
+  sessionRoutes,
+  traceRoutes,
 ];
 
 export const BROKER_VERSION = process.env.npm_package_version ?? '0.1.0';
@@ -47,22 +51,17 @@ export function createBrokerApp(deps: BrokerDeps): OpenAPIHono {
   // (on any replica) is answered, not run again.
   const store = deps.idempotency ?? new MemoryIdempotencyStore();
   const purges = idempotent(store);
-  for (const path of PURGE_PATHS) app.use(path, purges);
+  for (const path of DOMAINS.flatMap((d) => d.purges ?? [])) app.use(honoPath(path), purges);
   // So do the engine's memory writes: one resent after a connection closed under it (a replica
   // draining) is stored once.
   const writes = idempotent(store, ['POST']);
-  for (const path of ['/messages', '/conversations']) app.use(path, writes);
+  for (const path of DOMAINS.flatMap((d) => d.writes ?? [])) app.use(honoPath(path), writes);
   app.onError(errorHandler(deps.logger));
   app.notFound(notFoundHandler);
 
   mountBrokerHealth(app, deps);
   if (deps.metrics) mountMetricsRoute(app, [deps.metrics.registry]);
-  mountMessageRoutes(app, deps);
-  mountConversationRoutes(app, deps);
-  mountChunkRoutes(app, deps);
-  mountEventRoutes(app, deps);
-  mountSessionRoutes(app, deps);
-  mountTraceRoutes(app, deps);
+  for (const d of DOMAINS) d.mount(app, deps);
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',

@@ -2,15 +2,15 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, HttpError, mediaTypeOf, route, sendError } from '../../http/index.ts';
+import { type RouteDeps, watchDeps } from '../core/domain.ts';
 import { boolParam, DEFAULT_LIMIT, idParam, listQueryShape, pageResponse } from '../core/list.ts';
-import { mountPurgeAll } from '../core/routes.ts';
+import { type DomainRoutes, mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
-import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { ChunkParseError, parseJsonChunks, readNdjson } from './ndjson.ts';
 import { serveQueryStream } from './query-stream.ts';
 import { MIN_CHUNK_SIZE } from './split.ts';
 import { CHUNKS_TOPIC, chunkMeta } from './topics.ts';
-import type { StoredChunk } from './types.ts';
+import type { ChunkStore, StoredChunk } from './types.ts';
 
 const tags = ['Chunks'];
 const NDJSON = new Set([
@@ -44,7 +44,11 @@ const streamQuery = z.object({
     .optional(),
 });
 
-export function mountChunkRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
+type Deps = RouteDeps<{ chunks: ChunkStore }>;
+
+export const chunkRoutes: DomainRoutes<Deps> = { mount };
+
+function mount(app: AnyOpenAPIHono, deps: Deps): void {
   const store = deps.stores.chunks;
 
   route(
@@ -158,7 +162,7 @@ export function mountChunkRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
   });
 }
 
-async function ingest(c: Context, deps: BrokerDeps, query: string): Promise<Response> {
+async function ingest(c: Context, deps: Deps, query: string): Promise<Response> {
   const store = deps.stores.chunks;
   const type = mediaTypeOf(c);
   let received = 0;

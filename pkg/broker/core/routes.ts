@@ -2,6 +2,21 @@ import { createRoute } from '@hono/zod-openapi';
 import type { z } from 'zod';
 import { type AnyOpenAPIHono, route } from '../../http/index.ts';
 
+/**
+ * A domain's routes as app.ts mounts them, with the routes (OpenAPI paths, `{param}`) on which a
+ * request repeated with the same Idempotency-Key is answered again instead of run again.
+ */
+export interface DomainRoutes<D> {
+  mount(app: AnyOpenAPIHono, deps: D): void;
+  /** The Query finalizer's purges (DELETE): one repeated after a controller's death, on any replica. */
+  purges?: readonly string[];
+  /** The engine's memory writes (POST): one resent after a connection closed under it (a replica draining). */
+  writes?: readonly string[];
+}
+
+/** A route's OpenAPI path (`/events/{queryId}`) as Hono matches it (`/events/:queryId`). */
+export const honoPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
+
 /** `DELETE <path>`: purge a whole domain, answering `{deleted}` (sequences are never reused). */
 export function mountPurgeAll(
   app: AnyOpenAPIHono,

@@ -2,18 +2,25 @@ import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, jsonBodyRoute, route } from '../../http/index.ts';
+import { type RouteDeps, watchDeps } from '../core/domain.ts';
 import { jsonOnly } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, idParam, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
-import { listRoute, mountPurgeAll } from '../core/routes.ts';
+import { type DomainRoutes, listRoute, mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
-import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { EVENTS_TOPIC, type EventMeta, eventMeta } from './topics.ts';
-import { type EventFilter, eventPost, MAX_EVENT_BATCH } from './types.ts';
+import { type EventFilter, type EventStore, eventPost, MAX_EVENT_BATCH } from './types.ts';
 
 const tags = ['Events'];
 const eventsQuery = z.object({ session_id: z.string().min(1).optional(), ...listQueryShape });
 
-export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
+// The Query finalizer's purge of a query's events.
+const PURGE_QUERY = '/events/{queryId}';
+
+type Deps = RouteDeps<{ events: EventStore }>;
+
+export const eventRoutes: DomainRoutes<Deps> = { mount, purges: [PURGE_QUERY] };
+
+function mount(app: AnyOpenAPIHono, deps: Deps): void {
   const store = deps.stores.events;
 
   const list = async (c: Context, f: EventFilter, q: z.output<typeof eventsQuery>) => {
@@ -95,7 +102,7 @@ export function mountEventRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
     app,
     createRoute({
       method: 'delete',
-      path: '/events/{queryId}',
+      path: PURGE_QUERY,
       tags,
       summary: "Delete a query's events (the Query finalizer); idempotent, sessions stay",
       description:

@@ -1,19 +1,32 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
+import { type RouteDeps, watchDeps } from '../core/domain.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, idParam, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
-import { listRoute } from '../core/routes.ts';
+import { type DomainRoutes, listRoute } from '../core/routes.ts';
 import { serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
-import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { conversationInfo, deleted } from './schemas.ts';
 import { CONVERSATIONS_TOPIC } from './topics.ts';
-import { conversationBody } from './types.ts';
+import { conversationBody, type MessageStore } from './types.ts';
 
 const tags = ['Conversations'];
 const listQuery = z.object(listQueryShape);
 
-export function mountConversationRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
+// The Query finalizer's purges of a query's messages: everywhere, or in one conversation.
+const PURGE_QUERY = '/queries/{queryId}/messages';
+const PURGE_QUERY_IN_CONVERSATION = '/conversations/{conversationId}/queries/{queryId}/messages';
+
+type Deps = RouteDeps<{ messages: MessageStore }>;
+
+/** Conversations and the memory contract's per-query purges (messages live in the same store). */
+export const conversationRoutes: DomainRoutes<Deps> = {
+  mount,
+  purges: [PURGE_QUERY, PURGE_QUERY_IN_CONVERSATION],
+  writes: ['/conversations'],
+};
+
+function mount(app: AnyOpenAPIHono, deps: Deps): void {
   const store = deps.stores.messages;
 
   route(
@@ -164,7 +177,7 @@ export function mountConversationRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): 
     app,
     createRoute({
       method: 'delete',
-      path: '/queries/{queryId}/messages',
+      path: PURGE_QUERY,
       tags,
       summary: "Delete a query's messages in every conversation (the Query finalizer's purge); idempotent",
       request: { params: idParam('queryId') },
@@ -180,7 +193,7 @@ export function mountConversationRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): 
     app,
     createRoute({
       method: 'delete',
-      path: '/conversations/{conversationId}/queries/{queryId}/messages',
+      path: PURGE_QUERY_IN_CONVERSATION,
       tags,
       summary: "Delete a query's messages in one conversation",
       request: { params: z.object({ conversationId: z.string().min(1), queryId: z.string().min(1) }) },

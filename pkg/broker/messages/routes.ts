@@ -1,16 +1,22 @@
 import { createRoute } from '@hono/zod-openapi';
 import { type AnyOpenAPIHono, jsonBodyRoute, route } from '../../http/index.ts';
+import { type RouteDeps, watchDeps } from '../core/domain.ts';
 import { jsonOnly } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, jsonResponse, listJson } from '../core/list.ts';
+import type { DomainRoutes } from '../core/routes.ts';
 import { replayOf, serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
-import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { deleted, messagesList, messagesQuery } from './schemas.ts';
 import { MESSAGES_TOPIC, type MessageMeta, messageMeta } from './topics.ts';
-import { type MessageFilter, messagesBody, withoutSequence } from './types.ts';
+import { type MessageFilter, type MessageStore, messagesBody, withoutSequence } from './types.ts';
 
 const tags = ['Messages'];
 
-export function mountMessageRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
+type Deps = RouteDeps<{ messages: MessageStore }>;
+
+/** Messages: `/messages` (POST: the engine's memory writes) and `/memory-status`. */
+export const messageRoutes: DomainRoutes<Deps> = { mount, writes: ['/messages'] };
+
+function mount(app: AnyOpenAPIHono, deps: Deps): void {
   const store = deps.stores.messages;
 
   route(

@@ -1,17 +1,21 @@
 import { createRoute } from '@hono/zod-openapi';
 import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
+import { type RouteDeps, watchDeps } from '../core/domain.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, idParam, jsonResponse, listQueryShape } from '../core/list.ts';
-import { mountPurgeAll } from '../core/routes.ts';
+import { type DomainRoutes, mountPurgeAll } from '../core/routes.ts';
 import { serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
-import { type BrokerDeps, watchDeps } from '../deps.ts';
 import { SESSIONS_TOPIC } from './topics.ts';
-import { type SessionView, sessionBody, sessionsQuery } from './types.ts';
+import { type SessionStore, type SessionView, sessionBody, sessionsQuery } from './types.ts';
 
 const tags = ['Sessions'];
 const listQuery = sessionsQuery.extend(listQueryShape);
 
-export function mountSessionRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
+type Deps = RouteDeps<{ sessions: SessionStore }>;
+
+export const sessionRoutes: DomainRoutes<Deps> = { mount };
+
+function mount(app: AnyOpenAPIHono, deps: Deps): void {
   const store = deps.stores.sessions;
 
   route(

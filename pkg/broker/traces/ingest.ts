@@ -1,8 +1,13 @@
 import type { Context } from 'hono';
 import { mediaTypeOf, sendError } from '../../http/index.ts';
-import type { BrokerDeps } from '../deps.ts';
+import type { RouteDeps } from '../core/domain.ts';
 import { decodeExport, type ExportInput } from './decode.ts';
+import type { OtlpDecoder } from './decoder.ts';
 import { encodeTraceResponse } from './otlp-proto.ts';
+import type { TraceStore } from './types.ts';
+
+/** What the trace routes get; the OTLP decoder is the broker's (server.ts), absent: decode inline. */
+export type TraceDeps = RouteDeps<{ traces: TraceStore }> & { otlpDecoder?: OtlpDecoder | undefined };
 
 const JSON_TYPE = 'application/json';
 const PROTO_TYPES = new Set(['application/x-protobuf', 'application/protobuf']);
@@ -14,7 +19,7 @@ const PROTO_TYPES = new Set(['application/x-protobuf', 'application/protobuf']);
  * a protobuf ExportTraceServiceResponse. Decoding runs on the broker's OTLP decoding thread when it
  * has one (`deps.otlpDecoder`); the route itself only reads bytes and stores what comes back.
  */
-export async function ingestTraces(c: Context, deps: BrokerDeps): Promise<Response> {
+export async function ingestTraces(c: Context, deps: TraceDeps): Promise<Response> {
   const type = mediaTypeOf(c);
   const proto = PROTO_TYPES.has(type);
   if (!proto && type !== JSON_TYPE)

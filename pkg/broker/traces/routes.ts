@@ -1,18 +1,20 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, route, sendError } from '../../http/index.ts';
+import { watchDeps } from '../core/domain.ts';
 import { DEFAULT_LIMIT, idParam, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
-import { mountPurgeAll } from '../core/routes.ts';
+import { type DomainRoutes, mountPurgeAll } from '../core/routes.ts';
 import { replayOf, serveWatch, watchStart } from '../core/watch-route.ts';
-import { type BrokerDeps, watchDeps } from '../deps.ts';
-import { ingestTraces } from './ingest.ts';
+import { ingestTraces, type TraceDeps } from './ingest.ts';
 import { type SpanMeta, spanMeta, TRACES_TOPIC } from './topics.ts';
 import { traceJson } from './types.ts';
 
 const tags = ['Traces'];
 export const OTLP_TRACES_PATH = '/v1/traces';
 
-export function mountTraceRoutes(app: AnyOpenAPIHono, deps: BrokerDeps): void {
+export const traceRoutes: DomainRoutes<TraceDeps> = { mount };
+
+function mount(app: AnyOpenAPIHono, deps: TraceDeps): void {
   const store = deps.stores.traces;
 
   route(

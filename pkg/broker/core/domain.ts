@@ -1,0 +1,77 @@
+import type { SseHub } from '../../http/index.ts';
+import type { Logger } from '../../log/index.ts';
+import type { BrokerConfig } from '../config.ts';
+import type { PgBackend } from '../pg/index.ts';
+import type { PersistOptions } from './persist.ts';
+import type { WatchDeps } from './watch-route.ts';
+
+/**
+ * What a domain's `open` (pkg/broker/<domain>/open.ts) gets from stores.ts. The domain picks its
+ * backend from `config.backends` itself; the PostgreSQL backend is shared by every domain on it,
+ * so stores.ts opens it once and hands it over.
+ */
+export interface DomainContext {
+  config: BrokerConfig;
+  hub: SseHub;
+  logger: Logger;
+  /** BROKER_PERSIST_DIR: where memory stores journal (undefined: nothing persists). */
+  persist: PersistOptions | undefined;
+  /** The shared PostgreSQL backend, open when at least one domain is on it. */
+  pg: PgBackend | undefined;
+}
+
+/** One storage service as /readyz reports it. */
+export interface BackendHealth {
+  backend: 'postgres' | 'redis';
+  /** The domains stored there. */
+  domains: string[];
+  ok: boolean;
+  message?: string;
+}
+
+/**
+ * One opened domain, as stores.ts drives it: every domain `load`s (what its memory store
+ * journaled), then every domain `start`s, then `sweep` runs periodically until `close`.
+ */
+export interface OpenedDomain<S> {
+  store: S;
+  load?(): Promise<void>;
+  /**
+   * Publishes the store's changes to the SSE hub (and feeds the session roll-up): only after
+   * every domain loaded and sessions were rebuilt, so none of that is published again.
+   */
+  start(): void;
+  /** Upkeep of a memory store: expiry, journal flush and compaction. */
+  sweep?(): void;
+  /** A backend the domain has to itself (Redis chunks), for /readyz; the shared PostgreSQL is stores.ts's. */
+  health?(): BackendHealth;
+  close(): Promise<void>;
+}
+
+/** The upkeep a store has: load and sweep where it has them (memory stores; Redis sweeps), and close. */
+export function upkeepOf(store: {
+  load?(): Promise<void>;
+  sweep?(): void;
+  close(): Promise<void>;
+}): Pick<OpenedDomain<unknown>, 'load' | 'sweep' | 'close'> {
+  return {
+    load: () => store.load?.() ?? Promise.resolve(),
+    sweep: () => store.sweep?.(),
+    close: () => store.close(),
+  };
+}
+
+/**
+ * What a domain's routes get: the broker's config, logger and hub, and the stores they serve
+ * (`S`, e.g. `{ messages: MessageStore }`). BrokerDeps (deps.ts) is one, over every store.
+ */
+export interface RouteDeps<S> {
+  config: BrokerConfig;
+  logger: Logger;
+  hub: SseHub;
+  stores: S;
+}
+
+export function watchDeps(d: RouteDeps<unknown>): WatchDeps {
+  return { hub: d.hub, logger: d.logger, maxBufferedBytes: d.config.sse.maxBufferedBytes };
+}
