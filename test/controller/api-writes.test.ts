@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RUNNING_STATUS_DELAY_MS } from '../../pkg/controller/query/running-status.ts';
+import { RUNNING_STATUS_DELAY_MS } from '../../pkg/controller/runs/index.ts';
 import { type ControlPlane, projectRoot, startControlPlane } from '../../pkg/kube/controlplane/index.ts';
 import { rawRequest } from '../../pkg/kube/raw.ts';
 import { kubectl } from '../support/kube.ts';

@@ -9,8 +9,7 @@ import type { EngineFetch } from '../../engine/http.ts';
 import { boundedText } from '../../engine/upstream.ts';
 import { type Client, patchStatus } from '../../kube/client/index.ts';
 import { type Logger, redactValues, truncateForLog } from '../../log/index.ts';
-import { RUNNING_STATUS_DELAY_MS } from '../query/running-status.ts';
-import type { Run } from '../query/runs.ts';
+import { queueStatusWrite, RUNNING_STATUS_DELAY_MS, type Run } from '../runs/index.ts';
 import { callEvaluator } from './call.ts';
 import { type EvaluationOutcome, runningStatus } from './status.ts';
 import type { EvaluatorTarget, Subject } from './subject.ts';
@@ -45,13 +44,7 @@ function runningWrites(deps: ExecuteDeps, x: Execution) {
     if (!x.stillRunning()) return;
     const status = written ? { message: message ?? null } : runningStatus(x.e, x.run.startedAt, message);
     written = true;
-    const previous = x.run.statusWrite ?? Promise.resolve();
-    x.run.statusWrite = previous.then(() =>
-      patchStatus(deps.client, Kinds.Evaluation, x.e, status).then(
-        () => undefined,
-        (err) => x.log.warn({ err }, 'could not record the running status'),
-      ),
-    );
+    queueStatusWrite(x.run, () => patchStatus(deps.client, Kinds.Evaluation, x.e, status), x.log);
   };
   const timer = setTimeout(() => write(), RUNNING_STATUS_DELAY_MS);
   return {

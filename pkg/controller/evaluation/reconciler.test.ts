@@ -12,7 +12,7 @@ import { FakeClient } from '../../kube/client/index.ts';
 import type { Request } from '../../kube/controller.ts';
 import { KubeError } from '../../kube/errors.ts';
 import { createLogger } from '../../log/index.ts';
-import { RUNNING_STATUS_DELAY_MS } from '../query/running-status.ts';
+import { RUNNING_STATUS_DELAY_MS } from '../runs/index.ts';
 import { EvaluationReconciler, type EvaluationReconcilerOptions } from './reconciler.ts';
 import { EvaluationTelemetry } from './telemetry.ts';
 

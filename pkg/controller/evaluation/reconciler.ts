@@ -3,17 +3,10 @@ import { EVALUATION_TERMINAL_PHASES, type Evaluation, Kinds } from '../../api/in
 import { durationField } from '../../engine/duration.ts';
 import type { EngineFetch } from '../../engine/http.ts';
 import { type Client, ignoreNotFound, patchStatus } from '../../kube/client/index.ts';
-import {
-  type ReconcileContext,
-  type ReconcileResult,
-  type Reconciler,
-  type Request,
-  requeueOnConflict,
-  type Source,
-} from '../../kube/controller.ts';
-import type { Runnable } from '../../kube/manager.ts';
+import type { ReconcileContext, ReconcileResult, Request } from '../../kube/controller.ts';
 import type { Logger } from '../../log/index.ts';
-import { Runs } from '../query/runs.ts';
+import { Runs } from '../runs/index.ts';
+import { RunReconciler } from '../runs/reconciler.ts';
 import { type EvaluationRun, execute } from './execute.ts';
 import { type EvaluationOutcome, endedWithoutCall, finishedStatus, waitingStatus } from './status.ts';
 import { prepareEvaluator, prepareSubject } from './subject.ts';
@@ -49,18 +42,16 @@ const DEFAULT_TIMEOUT = '5m';
 /**
  * Runs Evaluations: once the subject (input/output, or a finished Query) and the Evaluator are
  * ready, calls the evaluator off the worker (aborted on cancel, deletion, shutdown or loss of the
- * lease) and writes phase, score and verdict. Level-based like the Query reconciler, whose run
- * registry it shares; a Runnable that needs the lease.
+ * lease) and writes phase, score and verdict. A run reconciler like the Query reconciler; stopping
+ * it aborts the calls without writing their outcomes: the next leader calls again.
  */
-export class EvaluationReconciler implements Reconciler, Runnable {
+export class EvaluationReconciler extends RunReconciler<EvaluationOutcome> {
   readonly name = 'evaluation-runs';
-  readonly needLeaderElection = true;
-  readonly runs = new Runs<EvaluationOutcome>(10 * 60_000, 'evaluation');
   private readonly d: EvaluationReconcilerDeps;
   private readonly o: Required<EvaluationReconcilerOptions>;
-  private readonly runEndedListeners = new Set<(req: Request) => void>();
 
   constructor(deps: EvaluationReconcilerDeps, opts: EvaluationReconcilerOptions = {}) {
+    super(new Runs<EvaluationOutcome>(10 * 60_000, 'evaluation'), 'evaluator calls', deps.logger);
     this.d = deps;
     this.o = {
       missingGraceMs: opts.missingGraceMs ?? 5000,
@@ -68,20 +59,6 @@ export class EvaluationReconciler implements Reconciler, Runnable {
       retryMaxMs: opts.retryMaxMs ?? 5000,
       maxConcurrentRuns: opts.maxConcurrentRuns ?? 256,
     };
-  }
-
-  /** Requests of evaluations whose call ended: their outcome is to be written. */
-  readonly runEnded: Source = (enqueue) => {
-    this.runEndedListeners.add(enqueue);
-    return () => void this.runEndedListeners.delete(enqueue);
-  };
-
-  start(): void {}
-
-  /** Stops every call without writing its outcome: the next leader calls again. */
-  stop(): void {
-    const aborted = this.runs.abortAll('shutdown');
-    if (aborted) this.d.logger?.warn({ aborted }, 'stopped reconciling: evaluator calls aborted');
   }
 
   /** Unfinished evaluations that a change of this Query or Evaluator may move on. */
@@ -98,11 +75,7 @@ export class EvaluationReconciler implements Reconciler, Runnable {
       .map((e) => ({ namespace, name: e.metadata.name }));
   }
 
-  reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    return requeueOnConflict(() => this.reconcileOnce(req, ctx));
-  }
-
-  private async reconcileOnce(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+  protected async reconcileOnce(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     const e = await ignoreNotFound(this.d.client.get(Kinds.Evaluation, req, { signal: ctx.signal }));
     // Deleted (or replaced by a new object of the same name): its call is of no use any more.
     const stale = this.runs.byRequest(req);
@@ -156,7 +129,7 @@ export class EvaluationReconciler implements Reconciler, Runnable {
     const x = { e, run, subject: subject.value, target: target.value, timeoutMs, log, stillRunning };
     void execute(deps, { ...x, timeoutText: e.spec.timeout ?? DEFAULT_TIMEOUT }).then((outcome) => {
       run.outcome = outcome;
-      if (this.runs.isCurrent(run)) for (const enqueue of this.runEndedListeners) enqueue(run.req);
+      this.runs.notifyEnded(run);
     });
     return undefined;
   }

@@ -1,12 +1,12 @@
 import { Kinds, QUERY_FINALIZER, type Query } from '../../api/index.ts';
 import type { BrokerRouter } from '../../engine/brokers.ts';
-import type { QueryEngine } from '../../engine/contract.ts';
+import type { QueryEngine, QueryOutcome } from '../../engine/contract.ts';
 import { jitteredBackoff } from '../../kube/backoff.ts';
 import { type Client, hasFinalizer, removeFinalizer } from '../../kube/client/index.ts';
 import type { ReconcileContext, ReconcileResult } from '../../kube/controller.ts';
 import type { EventRecorder } from '../../kube/events.ts';
+import type { Runs } from '../runs/index.ts';
 import { type PurgeStep, purgeEvents, purgeMessages } from './purge.ts';
-import type { Runs } from './runs.ts';
 import { formatDuration } from './status.ts';
 
 export interface FinalizerDeps {
@@ -16,7 +16,7 @@ export interface FinalizerDeps {
   brokers?: BrokerRouter;
   brokerUrl?: string;
   recorder: EventRecorder;
-  runs: Runs;
+  runs: Runs<QueryOutcome>;
   onPurged?(seconds: number, complete: boolean): void;
   fetch?: typeof fetch;
 }

@@ -9,8 +9,8 @@ import { type Client, FakeClient } from '../../kube/client/index.ts';
 import type { Request } from '../../kube/controller.ts';
 import { EventRecorder } from '../../kube/events.ts';
 import { createLogger } from '../../log/index.ts';
+import { RUNNING_STATUS_DELAY_MS } from '../runs/index.ts';
 import { ORPHANED_MESSAGE, QueryReconciler } from './reconciler.ts';
-import { RUNNING_STATUS_DELAY_MS } from './running-status.ts';
 
 const REQ: Request = { namespace: 'ns', name: 'q' };
 

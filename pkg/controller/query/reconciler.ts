@@ -1,21 +1,14 @@
 import { Kinds, QUERY_FINALIZER, type Query, TERMINAL_PHASES } from '../../api/index.ts';
 import type { BrokerRouter } from '../../engine/brokers.ts';
-import type { QueryEngine } from '../../engine/contract.ts';
+import type { QueryEngine, QueryOutcome } from '../../engine/contract.ts';
 import { addFinalizer, type Client, ignoreNotFound, patchStatus } from '../../kube/client/index.ts';
-import {
-  type ReconcileContext,
-  type ReconcileResult,
-  type Reconciler,
-  type Request,
-  requeueOnConflict,
-  type Source,
-} from '../../kube/controller.ts';
+import type { ReconcileContext, ReconcileResult, Request } from '../../kube/controller.ts';
 import type { EventRecorder } from '../../kube/events.ts';
-import type { Runnable } from '../../kube/manager.ts';
 import { type Logger, truncateForLog } from '../../log/index.ts';
+import { Runs } from '../runs/index.ts';
+import { RunReconciler } from '../runs/reconciler.ts';
 import { QueryFinalizer } from './finalize.ts';
-import { RunningStatus } from './running-status.ts';
-import { type Run, Runs } from './runs.ts';
+import { type QueryRun, RunningStatus } from './running-status.ts';
 import { endedWithoutRun, finishedStatus } from './status.ts';
 import { completedAt, ttlRequeue } from './ttl.ts';
 
@@ -57,19 +50,17 @@ export interface QueryReconcilerDeps {
 /**
  * Owns the Query lifecycle: finalizer, dispatch of pending queries to the engine (phase running,
  * AbortSignal for cancel/deletion/shutdown, outcome → status), failing queries orphaned by a
- * previous leader, TTL deletion, and the broker purge that the finalizer guards. A Runnable that
- * needs the lease: stopping it (shutdown, lost lease) aborts this process's engine runs.
+ * previous leader, TTL deletion, and the broker purge that the finalizer guards. Stopping it
+ * (shutdown, lost lease) aborts this process's engine runs: the next leader fails them as orphaned.
  */
-export class QueryReconciler implements Reconciler, Runnable {
+export class QueryReconciler extends RunReconciler<QueryOutcome> {
   readonly name = 'query-runs';
-  readonly needLeaderElection = true;
-  readonly runs = new Runs();
   private readonly finalizer: QueryFinalizer;
   private readonly d: QueryReconcilerDeps;
   private readonly o: Required<QueryReconcilerOptions>;
-  private readonly runEndedListeners = new Set<(req: Request) => void>();
 
   constructor(deps: QueryReconcilerDeps, opts: QueryReconcilerOptions = {}) {
+    super(new Runs<QueryOutcome>(), 'query runs', deps.logger);
     this.d = deps;
     this.o = {
       purgeGraceMs: opts.purgeGraceMs ?? 5 * 60_000,
@@ -82,18 +73,12 @@ export class QueryReconciler implements Reconciler, Runnable {
     this.finalizer = new QueryFinalizer({ ...deps, runs: this.runs }, this.o);
   }
 
-  /** Requests of queries whose engine run ended: their outcome is to be written. */
-  readonly runEnded: Source = (enqueue) => {
-    this.runEndedListeners.add(enqueue);
-    return () => void this.runEndedListeners.delete(enqueue);
-  };
-
   /** Deleted queries whose purge has not completed yet, with what failed last (health, tests). */
   pendingPurges(): Array<{ uid: string; attempts: number; failed: string[] }> {
     return this.finalizer.pending();
   }
 
-  start(): void {
+  override start(): void {
     this.#draining = false;
   }
 
@@ -108,21 +93,7 @@ export class QueryReconciler implements Reconciler, Runnable {
     while (this.runs.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
   }
 
-  stop(): void {
-    const aborted = this.stopRuns();
-    if (aborted) this.d.logger?.warn({ aborted }, 'stopped reconciling: query runs aborted');
-  }
-
-  /** Stops every engine run without writing its outcome (the next leader fails them as orphaned). */
-  stopRuns(): number {
-    return this.runs.abortAll('shutdown');
-  }
-
-  reconcile(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    return requeueOnConflict(() => this.reconcileOnce(req, ctx));
-  }
-
-  private async reconcileOnce(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+  protected async reconcileOnce(req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     const { signal } = ctx;
     const cached = await ignoreNotFound(this.d.client.get(Kinds.Query, req, { signal }));
     if (!cached) {
@@ -176,7 +147,7 @@ export class QueryReconciler implements Reconciler, Runnable {
     return undefined;
   }
 
-  private async execute(engine: QueryEngine, q: Query, run: Run, log: Logger): Promise<void> {
+  private async execute(engine: QueryEngine, q: Query, run: QueryRun, log: Logger): Promise<void> {
     const live = new RunningStatus({
       client: this.d.client,
       query: q,
@@ -203,11 +174,11 @@ export class QueryReconciler implements Reconciler, Runnable {
       },
       'query run ended',
     );
-    if (this.runs.isCurrent(run)) for (const enqueue of this.runEndedListeners) enqueue(run.req);
+    this.runs.notifyEnded(run);
   }
 
   /** A query this process runs: write its outcome once there is one, pass a cancel on. */
-  private async tend(q: Query, run: Run, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+  private async tend(q: Query, run: QueryRun, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     if (run.outcome) {
       // A running status still in flight must land before the final one, never after it.
       await run.statusWrite;

@@ -1,25 +1,22 @@
 import { Kinds, type Query } from '../../api/index.ts';
+import type { QueryOutcome } from '../../engine/contract.ts';
 import { type Client, patchStatus } from '../../kube/client/index.ts';
 import type { Logger } from '../../log/index.ts';
-import type { Run } from './runs.ts';
+import { queueStatusWrite, RUNNING_STATUS_DELAY_MS, type Run } from '../runs/index.ts';
 import { runningStatus } from './status.ts';
 
-/**
- * A run only outlasting this is marked `running` (with its conversation id when known): most model
- * queries end sooner and go from pending to their final status in one API write instead of two —
- * each write also fans out a watch event to every informer.
- */
-export const RUNNING_STATUS_DELAY_MS = 250;
+export type QueryRun = Run<QueryOutcome>;
 
 /**
- * The status a run writes while it runs, deferred: `running` after RUNNING_STATUS_DELAY_MS, and the
+ * The status a run writes while it runs, deferred: `running` (with its conversation id when known)
+ * after RUNNING_STATUS_DELAY_MS, and the
  * conversation id with it (or on its own once `running` was written). Nothing is written for a
  * run that ended first.
  */
 export interface RunningStatusOptions {
   client: Client;
   query: Query;
-  run: Run;
+  run: QueryRun;
   /** False once the run ended or is no longer this process's (nothing is written then). */
   stillRunning: () => boolean;
   log: Logger;
@@ -58,12 +55,6 @@ export class RunningStatus {
   #patch(status: Record<string, unknown>): void {
     if (!this.#o.stillRunning()) return;
     const { client, query, run, log } = this.#o;
-    const previous = run.statusWrite ?? Promise.resolve();
-    run.statusWrite = previous.then(() =>
-      patchStatus(client, Kinds.Query, query, status).then(
-        () => undefined,
-        (err) => log.warn({ err }, 'could not record the running status'),
-      ),
-    );
+    queueStatusWrite(run, () => patchStatus(client, Kinds.Query, query, status), log);
   }
 }

@@ -1,9 +1,21 @@
-import type { QueryOutcome } from '../../engine/contract.ts';
-import type { Request } from '../../kube/controller.ts';
+/**
+ * What the Query and Evaluation reconcilers share: the registry of the runs this process has in
+ * flight (engine runs, evaluator calls), the source that wakes a reconciler when one ends, and the
+ * ordered status writes of a run while it runs.
+ */
+import type { Request, Source } from '../../kube/controller.ts';
+import type { Logger } from '../../log/index.ts';
+
+/**
+ * A run only outlasting this is marked `running`: most end sooner and go from pending to their
+ * final status in one API write instead of two — each write also fans out a watch event to every
+ * informer.
+ */
+export const RUNNING_STATUS_DELAY_MS = 250;
 
 export type AbortReason = 'canceled' | 'deleted' | 'shutdown';
 
-export interface Run<O = QueryOutcome> {
+export interface Run<O> {
   uid: string;
   req: Request;
   ctl: AbortController;
@@ -15,14 +27,15 @@ export interface Run<O = QueryOutcome> {
 }
 
 /**
- * Engine runs in flight in THIS process, by Query uid. A Query whose status says `running` with no
+ * Runs in flight in THIS process, by object uid. An object whose status says `running` with no
  * entry here was orphaned by a previous leader. Finished uids are remembered for a while, because
- * the cache may still show `running` after our own final status write. Generic over the outcome:
- * Evaluations keep their evaluator calls here too (`noun` names them in abort reasons).
+ * the cache may still show `running` after our own final status write. `noun` names the runs in
+ * abort reasons.
  */
-export class Runs<O = QueryOutcome> {
+export class Runs<O> {
   private readonly byUid = new Map<string, Run<O>>();
   private readonly finished = new Map<string, number>();
+  private readonly endedListeners = new Set<(req: Request) => void>();
   private readonly rememberMs: number;
   private readonly noun: string;
 
@@ -50,13 +63,24 @@ export class Runs<O = QueryOutcome> {
     return this.byUid.get(run.uid) === run;
   }
 
+  /** Requests of the runs that ended (a controller's source): their outcome is to be written. */
+  readonly ended: Source = (enqueue) => {
+    this.endedListeners.add(enqueue);
+    return () => void this.endedListeners.delete(enqueue);
+  };
+
+  /** `run` has its outcome: its object is reconciled again, unless the run is no longer this process's. */
+  notifyEnded(run: Run<O>): void {
+    if (this.isCurrent(run)) for (const enqueue of this.endedListeners) enqueue(run.req);
+  }
+
   abort(run: Run<O>, reason: AbortReason): void {
     if (run.abortReason) return;
     run.abortReason = reason;
     run.ctl.abort(new Error(`${this.noun} ${reason}`));
   }
 
-  /** The run of a Query by namespace/name (its object may already be gone from the cache). */
+  /** The run of an object by namespace/name (the object may already be gone from the cache). */
   byRequest(req: Request): Run<O> | undefined {
     for (const run of this.byUid.values())
       if (run.req.namespace === req.namespace && run.req.name === req.name) return run;
@@ -84,4 +108,18 @@ export class Runs<O = QueryOutcome> {
     this.byUid.clear();
     return n;
   }
+}
+
+/**
+ * A status write of a run in flight, after the ones queued before it: the final write awaits
+ * `run.statusWrite`, so a running status never lands after it. A failure is logged, not thrown.
+ */
+export function queueStatusWrite(run: Run<unknown>, write: () => Promise<unknown>, log: Logger): void {
+  const previous = run.statusWrite ?? Promise.resolve();
+  run.statusWrite = previous.then(() =>
+    write().then(
+      () => undefined,
+      (err) => log.warn({ err }, 'could not record the running status'),
+    ),
+  );
 }
