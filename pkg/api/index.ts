@@ -7,6 +7,7 @@ export * from './kinds/evaluator.ts';
 export * from './kinds/memory.ts';
 export * from './kinds/model.ts';
 export * from './kinds/query.ts';
+export * from './kinds/query-end.ts';
 export * from './kinds/team.ts';
 export * from './kinds/tool.ts';
 export { ALL_KINDS, kindByPlural } from './registry.ts';

@@ -3,7 +3,7 @@
  * Query object (finalizer, phase transitions, status writes, cancellation); the engine runs one
  * Query to an outcome and records what it produces in the broker and the Memory.
  */
-import type { Query, TokenUsage } from '../api/index.ts';
+import type { Query, QueryEndReason, TokenUsage } from '../api/index.ts';
 import type { Agent } from '../api/kinds/agent.ts';
 import type { Memory } from '../api/kinds/memory.ts';
 import type { Model } from '../api/kinds/model.ts';
@@ -25,16 +25,27 @@ export interface ResourceLookup {
   secretValue(namespace: string, name: string, key: string): string | undefined;
 }
 
+/**
+ * How a run ended. `reason` is the `Completed` condition's reason (pkg/api QUERY_END_REASONS); the
+ * engine always sets it, other producers may leave it to the phase (error → Failed).
+ */
 export type QueryOutcome =
   | {
       phase: 'done';
+      reason?: 'Succeeded';
       content: string;
       tokenUsage: TokenUsage;
       /** The conversation the messages were stored in (created when the Query named none). */
       conversationId?: string;
     }
-  | { phase: 'error'; message: string; conversationId?: string; tokenUsage?: TokenUsage }
-  | { phase: 'canceled'; message: string; conversationId?: string };
+  | {
+      phase: 'error';
+      reason?: QueryEndReason;
+      message: string;
+      conversationId?: string;
+      tokenUsage?: TokenUsage;
+    }
+  | { phase: 'canceled'; reason?: 'Canceled'; message: string; conversationId?: string };
 
 export interface RunContext {
   /** Aborted when the Query is canceled (`spec.cancel: true`), deleted, or the process stops. */

@@ -108,7 +108,8 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
       } catch (err) {
         // runQuery turns failures into outcomes; this only guards the contract against a bug.
         logger.error({ err, query: query?.metadata?.name }, 'engine failed unexpectedly');
-        return { phase: 'error', message: boundedText(`internal engine error: ${errorMessage(err)}`) };
+        const message = boundedText(`internal engine error: ${errorMessage(err)}`);
+        return { phase: 'error', reason: 'Failed', message };
       } finally {
         running--;
       }

@@ -2,6 +2,7 @@
 import type { Context } from '@opentelemetry/api';
 import { DEFAULT_MEMORY_NAME } from '../api/index.ts';
 import { isRouteBroker, routeHeadersFor } from './brokers.ts';
+import { failedWith } from './failure.ts';
 import { resolveHeaders } from './headers.ts';
 import { MemoryClient } from './memory-client.ts';
 import { errorMessage, type Scope } from './scope.ts';
@@ -12,7 +13,16 @@ export interface ResolvedMemory {
   client: MemoryClient;
 }
 
+/** The query's Memory client; a Memory that cannot be used ends the query as MemoryError. */
 export function resolveMemory(scope: Scope): ResolvedMemory | undefined {
+  try {
+    return memoryOf(scope);
+  } catch (err) {
+    throw failedWith('MemoryError', err);
+  }
+}
+
+function memoryOf(scope: Scope): ResolvedMemory | undefined {
   const named = scope.query.spec.memory?.name;
   const name = named ?? DEFAULT_MEMORY_NAME;
   const memory = scope.deps.lookup.memory(scope.namespace, name);
@@ -61,9 +71,9 @@ export async function memoryStep<T>(
       });
       return result;
     } catch (err) {
-      if (!scope.signal.aborted)
-        scope.emit(`${op}Error`, errorMessage(err), { memory, ...data, error: errorMessage(err) }, true);
-      throw err;
+      if (scope.signal.aborted) throw err;
+      scope.emit(`${op}Error`, errorMessage(err), { memory, ...data, error: errorMessage(err) }, true);
+      throw failedWith('MemoryError', err);
     }
   });
 }

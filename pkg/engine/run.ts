@@ -4,12 +4,13 @@
  * outcome, and cancellation is told apart from the Query's own timeout.
  */
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
-import { ANNOTATION_STREAMING, type Query } from '../api/index.ts';
+import { ANNOTATION_STREAMING, type Query, type QueryEndReason } from '../api/index.ts';
 import { redactValues } from '../log/index.ts';
 import type { BrokerRoute } from './brokers.ts';
-import { ChunkStream } from './chunks.ts';
+import { ChunkStream, type StreamError } from './chunks.ts';
 import type { QueryOutcome, RunContext } from './contract.ts';
 import { durationField } from './duration.ts';
+import { failedWith, QueryFailure, reasonOf } from './failure.ts';
 import { inputPreview, parseInput } from './input.ts';
 import { memoryStep, resolveMemory } from './memory.ts';
 import type { StoredMessage } from './memory-client.ts';
@@ -102,7 +103,7 @@ async function runTarget(
     case 'model':
       return runModelTarget(scope, parent, target.name, conversation);
     case 'agent':
-      return runAgent(scope, parent, target.name, conversation);
+      return runAgent(scope, parent, target.name, conversation, 'TargetNotFound');
     case 'team':
       return runTeam(scope, parent, target.name, conversation);
     case 'tool': {
@@ -118,7 +119,8 @@ async function runTarget(
       return result;
     }
     default:
-      throw new Error(
+      throw new QueryFailure(
+        'InvalidQuery',
         `spec.target.type must be agent, team, model or tool (got ${JSON.stringify(target?.type)})`,
       );
   }
@@ -174,9 +176,8 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
   scope.log.info({ target, input: cut(inputPreview(query)) }, 'query started');
   let conversationId = query.spec?.conversationId || undefined;
   try {
-    if (timeoutProblem) throw new Error(timeoutProblem);
-    const ttlSeconds = Math.round(durationField(query.spec.ttl, DEFAULT_TTL, 'spec.ttl') / 1000);
-    const input = parseInput(query);
+    if (timeoutProblem) throw new QueryFailure('InvalidQuery', timeoutProblem);
+    const { ttlSeconds, input } = checkedSpec(query);
     const memory = resolveMemory(scope);
     let history: StoredMessage[] = [];
     if (memory && !conversationId) {
@@ -222,7 +223,13 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
       'query done',
     );
     root.setStatus({ code: SpanStatusCode.OK });
-    return { phase: 'done', content: result.content, tokenUsage: { ...scope.usage }, conversationId };
+    return {
+      phase: 'done',
+      reason: 'Succeeded',
+      content: result.content,
+      tokenUsage: { ...scope.usage },
+      conversationId,
+    };
   } catch (err) {
     return await fail(scope, err, {
       ctx,
@@ -241,6 +248,16 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
   }
 }
 
+/** What the run needs from the spec besides the target; a spec that does not parse is InvalidQuery. */
+function checkedSpec(query: Query) {
+  try {
+    const ttlSeconds = Math.round(durationField(query.spec.ttl, DEFAULT_TTL, 'spec.ttl') / 1000);
+    return { ttlSeconds, input: parseInput(query) };
+  } catch (err) {
+    throw failedWith('InvalidQuery', err);
+  }
+}
+
 async function fail(
   scope: Scope,
   err: unknown,
@@ -256,27 +273,39 @@ async function fail(
   const durationMs = Math.round(performance.now() - o.started);
   if (o.ctx.signal.aborted) {
     const message = 'query canceled';
-    scope.stream?.error({ message, type: 'canceled', code: 'canceled' });
+    // The reason rides along in the stream's error chunk, so a reader need not wait for the status.
+    scope.stream?.error(withReason({ message, type: 'canceled', code: 'canceled' }, 'Canceled'));
     await scope.stream?.complete();
     scope.emit('QueryExecutionCanceled', `Query ${scope.name} canceled`, { durationMs }, true);
     scope.log.info({ durationMs }, 'query canceled');
     o.root.setStatus({ code: SpanStatusCode.ERROR, message });
-    return { phase: 'canceled', message, conversationId: o.conversationId };
+    return { phase: 'canceled', reason: 'Canceled', message, conversationId: o.conversationId };
   }
   // Whatever an upstream answered, the status message, events and logs stay small, and hold none of
   // the credentials the query sent (an upstream may quote the key it was given).
   const message = o.timedOut
     ? `query timed out after ${o.timeoutText} (spec.timeout)`
     : boundedText(redactValues(errorMessage(err), scope.secrets));
-  scope.stream?.error({
-    message,
-    type: o.timedOut ? 'timeout_error' : 'server_error',
-    code: o.timedOut ? 'timeout' : 'query_error',
-  });
+  const reason = o.timedOut ? 'Timeout' : reasonOf(err);
+  scope.stream?.error(
+    withReason(
+      {
+        message,
+        type: o.timedOut ? 'timeout_error' : 'server_error',
+        code: o.timedOut ? 'timeout' : 'query_error',
+      },
+      reason,
+    ),
+  );
   await scope.stream?.complete();
   scope.emit('QueryExecutionError', message, { error: message, durationMs }, true);
-  scope.log.warn({ durationMs, error: message }, 'query failed');
+  scope.log.warn({ durationMs, error: message, reason }, 'query failed');
   o.root.setStatus({ code: SpanStatusCode.ERROR, message });
   const usage = scope.usage.totalTokens > 0 ? { tokenUsage: { ...scope.usage } } : {};
-  return { phase: 'error', message, conversationId: o.conversationId, ...usage };
+  return { phase: 'error', reason, message, conversationId: o.conversationId, ...usage };
+}
+
+/** An error chunk with the end reason beside OpenAI's type and code (readers that know it map it). */
+function withReason(error: StreamError, reason: QueryEndReason): StreamError & { reason: QueryEndReason } {
+  return { ...error, reason };
 }

@@ -137,6 +137,7 @@ describe('memory', () => {
     );
     expect(unresolved).toMatchObject({
       phase: 'error',
+      reason: 'MemoryError',
       message: expect.stringContaining('Memory pending has no resolved address'),
     });
     const missing = await engine.run(
@@ -145,7 +146,22 @@ describe('memory', () => {
     );
     expect(missing).toMatchObject({
       phase: 'error',
+      reason: 'MemoryError',
       message: 'Memory nope not found in namespace engine-test',
+    });
+  });
+
+  it('a Memory that answers nonsense ends the query as MemoryError', async () => {
+    // The fake tool answers every path with JSON that is no conversation.
+    lookup.put('memory', memory('odd', tools.url));
+    const out = await engine.run(
+      query({ type: 'model', name: 'default' }, 'x', { memory: { name: 'odd' } }),
+      run(),
+    );
+    expect(out).toMatchObject({
+      phase: 'error',
+      reason: 'MemoryError',
+      message: expect.stringContaining('Memory odd'),
     });
   });
 });

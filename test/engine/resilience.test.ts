@@ -36,7 +36,12 @@ describe('resilience', () => {
     const t0 = performance.now();
     ac.abort();
     const out = await pending;
-    expect(out).toEqual({ phase: 'canceled', message: 'query canceled', conversationId: undefined });
+    expect(out).toEqual({
+      phase: 'canceled',
+      reason: 'Canceled',
+      message: 'query canceled',
+      conversationId: undefined,
+    });
     expect(performance.now() - t0).toBeLessThan(500);
     await vi.waitFor(() => expect(fake.requests.at(-1)?.aborted).toBe(true), { interval: 5 });
   });
@@ -44,26 +49,38 @@ describe('resilience', () => {
   it('spec.timeout ends a slow call with an error naming the timeout', async () => {
     const t0 = performance.now();
     const out = await engine.run(query({ type: 'model', name: 'slow' }, 'wait', { timeout: '300ms' }), run());
-    expect(out).toMatchObject({ phase: 'error', message: 'query timed out after 300ms (spec.timeout)' });
+    expect(out).toMatchObject({
+      phase: 'error',
+      reason: 'Timeout',
+      message: 'query timed out after 300ms (spec.timeout)',
+    });
     expect(performance.now() - t0).toBeLessThan(2000);
   });
 
   it('an unreachable model is an error with the network reason', async () => {
     const out = await engine.run(query({ type: 'model', name: 'gone' }, 'x'), run());
-    expect(out).toMatchObject({ phase: 'error', message: expect.stringContaining('ECONNREFUSED') });
+    expect(out).toMatchObject({
+      phase: 'error',
+      reason: 'ModelError',
+      message: expect.stringContaining('ECONNREFUSED'),
+    });
   });
 
   it('429 twice then success: retried with backoff', async () => {
     fake.script('flaky', { fail: { status: 429, times: 2 } });
     const out = await engine.run(query({ type: 'model', name: 'flaky' }, 'retry me'), run());
-    expect(out).toMatchObject({ phase: 'done', content: 'echo: retry me' });
+    expect(out).toMatchObject({ phase: 'done', reason: 'Succeeded', content: 'echo: retry me' });
     expect(fake.requests.filter((r) => r.model === 'flaky')).toHaveLength(3);
   });
 
   it('a persistent 500 fails after the retries with the status', async () => {
     fake.script('broken', { fail: { status: 500, times: 100 } });
     const out = await engine.run(query({ type: 'model', name: 'broken' }, 'x'), run());
-    expect(out).toMatchObject({ phase: 'error', message: expect.stringContaining('HTTP 500') });
+    expect(out).toMatchObject({
+      phase: 'error',
+      reason: 'ModelError',
+      message: expect.stringContaining('HTTP 500'),
+    });
     expect(fake.requests.filter((r) => r.model === 'broken')).toHaveLength(3);
   });
 

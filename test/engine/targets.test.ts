@@ -115,6 +115,7 @@ describe('targets', () => {
     const out = await engine.run(query({ type: 'model', name: 'default' }, 'hello there'), run());
     expect(out).toEqual({
       phase: 'done',
+      reason: 'Succeeded',
       content: 'echo: hello there',
       tokenUsage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 },
       conversationId: undefined,
@@ -174,6 +175,7 @@ describe('targets', () => {
     const out = await engine.run(query({ type: 'agent', name: 'looper' }, 'loop'), run());
     expect(out.phase).toBe('error');
     expect(out).toMatchObject({
+      reason: 'Failed',
       message: expect.stringContaining('maxTurns (3)'),
       tokenUsage: { totalTokens: 45 },
     });
@@ -204,7 +206,11 @@ describe('targets', () => {
     const nested = await engine.run(query({ type: 'team', name: 'outer' }, 'nest'), run());
     expect(nested).toMatchObject({ phase: 'done', content: 'echo: nest' });
     const cyclic = await engine.run(query({ type: 'team', name: 'selfish' }, 'x'), run());
-    expect(cyclic).toMatchObject({ phase: 'error', message: expect.stringContaining('contains itself') });
+    expect(cyclic).toMatchObject({
+      phase: 'error',
+      reason: 'InvalidTarget',
+      message: expect.stringContaining('contains itself'),
+    });
   });
 
   it('tool: direct HTTP call with JSON input, and plain text wrapped as {input}', async () => {
@@ -227,12 +233,20 @@ describe('failures become error outcomes', () => {
     const bad = query({ type: 'model', name: 'plain' }, [{ role: 'robot', content: 'x' }] as never);
     expect(await engine.run(bad, run())).toMatchObject({
       phase: 'error',
+      reason: 'InvalidQuery',
       message: expect.stringContaining('spec.input'),
     });
     const empty = query({ type: 'model', name: 'plain' }, []);
     expect(await engine.run(empty, run())).toMatchObject({
       phase: 'error',
+      reason: 'InvalidQuery',
       message: expect.stringContaining('spec.input'),
+    });
+    const never = query({ type: 'model', name: 'plain' }, 'x', { timeout: 'soon' });
+    expect(await engine.run(never, run())).toMatchObject({
+      phase: 'error',
+      reason: 'InvalidQuery',
+      message: expect.stringContaining('spec.timeout'),
     });
   });
 
@@ -245,6 +259,7 @@ describe('failures become error outcomes', () => {
     for (const [target, msg] of cases) {
       expect(await engine.run(query(target, 'x'), run())).toMatchObject({
         phase: 'error',
+        reason: 'TargetNotFound',
         message: expect.stringContaining(msg),
       });
     }
@@ -254,7 +269,47 @@ describe('failures become error outcomes', () => {
     );
     expect(await engine.run(query({ type: 'model', name: 'nokey' }, 'x'), run())).toMatchObject({
       phase: 'error',
+      reason: 'InvalidTarget',
       message: 'Model nokey: API key Secret missing key k does not exist',
+    });
+  });
+
+  it('what a target references is missing: InvalidTarget, naming it', async () => {
+    lookup
+      .put('agent', agent('modelless', { modelRef: { name: 'ghost' } }))
+      .put('agent', agent('toolless', { tools: [{ name: 'ghost' }] }))
+      .put('team', team('hollow', { members: [{ type: 'agent', name: 'ghost' }], strategy: 'sequential' }))
+      .put('team', team('shell', { members: [{ type: 'team', name: 'ghost' }], strategy: 'sequential' }));
+    const cases: Array<[Parameters<typeof query>[0], string]> = [
+      [{ type: 'agent', name: 'modelless' }, 'Agent modelless: Model ghost not found'],
+      [{ type: 'agent', name: 'toolless' }, 'Agent toolless: Tool ghost not found'],
+      [{ type: 'team', name: 'hollow' }, 'Agent ghost not found'],
+      [{ type: 'team', name: 'shell' }, 'Team ghost not found'],
+    ];
+    for (const [target, msg] of cases)
+      expect(await engine.run(query(target, 'x'), run())).toMatchObject({
+        phase: 'error',
+        reason: 'InvalidTarget',
+        message: expect.stringContaining(msg),
+      });
+    expect(await engine.run(query({ type: 'team', name: 'ghost' }, 'x'), run())).toMatchObject({
+      reason: 'TargetNotFound',
+      message: expect.stringContaining('Team ghost not found'),
+    });
+  });
+
+  it('a tool target that fails is ToolError; an unknown target type InvalidQuery', async () => {
+    lookup.put('tool', tool('exploding', `${tools.url}/fail`));
+    expect(await engine.run(query({ type: 'tool', name: 'exploding' }, 'x'), run())).toMatchObject({
+      phase: 'error',
+      reason: 'ToolError',
+      message: expect.stringContaining('500'),
+    });
+    const odd = query({ type: 'robot' as never, name: 'x' }, 'x');
+    expect(await engine.run(odd, run())).toMatchObject({
+      phase: 'error',
+      reason: 'InvalidQuery',
+      message: expect.stringContaining('spec.target.type'),
     });
   });
 
@@ -269,6 +324,7 @@ describe('failures become error outcomes', () => {
     const out = await engine.run(query({ type: 'model', name: 'unopted' }, 'x'), run());
     expect(out).toEqual({
       phase: 'error',
+      reason: 'InvalidTarget',
       message:
         'Model unopted: API key: secret unlabelled is not usable by the engine: add label berth.dev/usage=engine',
     });
@@ -280,7 +336,11 @@ describe('failures become error outcomes', () => {
     const before = fake.requests.length;
     lookup.put('model', model('insecure', { baseUrl: fake.url.replace('https:', 'http:') }));
     const out = await engine.run(query({ type: 'model', name: 'insecure' }, 'x'), run());
-    expect(out).toMatchObject({ phase: 'error', message: expect.stringContaining('must be https://') });
+    expect(out).toMatchObject({
+      phase: 'error',
+      reason: 'InvalidTarget',
+      message: expect.stringContaining('must be https://'),
+    });
     expect(fake.requests.length).toBe(before);
   });
 
@@ -294,6 +354,7 @@ describe('failures become error outcomes', () => {
       const out = await untrusting.run(query({ type: 'model', name: 'plain' }, 'x'), run());
       expect(out).toMatchObject({
         phase: 'error',
+        reason: 'ModelError',
         message: expect.stringMatching(/certificate|self.signed|issuer/i),
       });
     } finally {

@@ -21,7 +21,7 @@ const streaming = { [ANNOTATION_STREAMING]: 'true' };
 
 interface Chunk {
   choices?: Array<{ delta?: { content?: string; tool_calls?: unknown }; finish_reason?: string | null }>;
-  error?: { message: string; type: string; code: string };
+  error?: { message: string; type: string; code: string; reason?: string };
 }
 interface EventRecord {
   reason: string;
@@ -101,6 +101,7 @@ describe('streaming', () => {
     const chunks = (await readSse(`${broker.url}/stream/${q.metadata.name}?from-beginning=true`)) as Chunk[];
     expect(chunks.at(-1)?.error).toMatchObject({
       code: 'query_error',
+      reason: 'ModelError',
       message: expect.stringContaining('HTTP 500'),
     });
   });
@@ -196,6 +197,6 @@ describe('events and traces', () => {
     const events = await getJson<{ items: EventRecord[] }>(`${broker.url}/events/${q.metadata.name}`);
     expect(events.items.at(-1)).toMatchObject({ reason: 'QueryExecutionCanceled', eventType: 'Warning' });
     const chunks = (await readSse(`${broker.url}/stream/${q.metadata.name}?from-beginning=true`)) as Chunk[];
-    expect(chunks.at(-1)?.error).toMatchObject({ code: 'canceled' });
+    expect(chunks.at(-1)?.error).toMatchObject({ code: 'canceled', reason: 'Canceled' });
   });
 });

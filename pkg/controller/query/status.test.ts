@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Query } from '../../api/index.ts';
-import { finishedStatus, formatDuration, runningStatus } from './status.ts';
+import { endedWithoutRun, finishedStatus, formatDuration, runningStatus } from './status.ts';
 
 const q = {
   apiVersion: 'berth.dev/v1alpha1',
@@ -61,5 +61,50 @@ describe('query status', () => {
       new Date('2026-01-01T00:00:02Z'),
     );
     expect(c).toMatchObject({ phase: 'canceled', message: 'query canceled', tokenUsage: null });
+  });
+
+  const reasonOf = (s: Record<string, unknown>) => (s.conditions as Array<{ reason: string }>)[0]?.reason;
+  const at = new Date('2026-01-01T00:00:02Z');
+
+  it("the Completed condition carries the outcome's end reason", () => {
+    const done = finishedStatus(
+      q,
+      { phase: 'done', content: 'x', tokenUsage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 } },
+      at,
+    );
+    expect(reasonOf(done)).toBe('Succeeded');
+    for (const reason of [
+      'Timeout',
+      'ModelError',
+      'ToolError',
+      'MemoryError',
+      'TargetNotFound',
+      'InvalidTarget',
+      'InvalidQuery',
+      'Failed',
+    ] as const)
+      expect(reasonOf(finishedStatus(q, { phase: 'error', reason, message: 'm' }, at))).toBe(reason);
+    expect(reasonOf(finishedStatus(q, { phase: 'canceled', reason: 'Canceled', message: 'm' }, at))).toBe(
+      'Canceled',
+    );
+  });
+
+  it('an outcome without a reason, or with one of another phase, gets the reason of its phase', () => {
+    expect(reasonOf(finishedStatus(q, { phase: 'canceled', message: 'm' }, at))).toBe('Canceled');
+    // A reason that contradicts the phase is not written: the phase is what clients act on.
+    const odd = { phase: 'error', reason: 'Succeeded', message: 'm' } as const;
+    expect(reasonOf(finishedStatus(q, odd as never, at))).toBe('Failed');
+  });
+
+  it('a query ended without a run is Canceled (before it started) or Orphaned (by a restart)', () => {
+    const canceled = endedWithoutRun(q, 'canceled', 'canceled before it started', at);
+    expect(canceled).toMatchObject({ phase: 'canceled', message: 'canceled before it started' });
+    expect(reasonOf(canceled)).toBe('Canceled');
+    const orphaned = endedWithoutRun(q, 'error', 'controller restarted while the query was running', at);
+    expect(orphaned).toMatchObject({
+      phase: 'error',
+      message: 'controller restarted while the query was running',
+    });
+    expect(reasonOf(orphaned)).toBe('Orphaned');
   });
 });

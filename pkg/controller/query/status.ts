@@ -1,4 +1,11 @@
-import type { Condition, Query, QueryStatus } from '../../api/index.ts';
+import {
+  type Condition,
+  endReasonOf,
+  QUERY_RUNNING_REASON,
+  type Query,
+  type QueryEndReason,
+  type QueryStatus,
+} from '../../api/index.ts';
 import type { QueryOutcome } from '../../engine/contract.ts';
 
 /** A duration as Kubernetes users read them (Go style): 850ms, 12.5s, 3m4.2s, 1h2m3s. */
@@ -9,8 +16,6 @@ export function formatDuration(ms: number): string {
   const s = Number(((ms % 60_000) / 1000).toFixed(3));
   return `${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
 }
-
-const REASONS = { done: 'Succeeded', error: 'Failed', canceled: 'Canceled' } as const;
 
 export function completedCondition(
   status: Condition['status'],
@@ -35,7 +40,9 @@ export function runningStatus(q: Query, now: Date): QueryStatus {
   return {
     phase: 'running',
     startTime: ts,
-    conditions: [completedCondition('False', 'Running', 'the query is running', ts, q.metadata.generation)],
+    conditions: [
+      completedCondition('False', QUERY_RUNNING_REASON, 'the query is running', ts, q.metadata.generation),
+    ],
     observedGeneration: q.metadata.generation,
   };
 }
@@ -66,13 +73,31 @@ export function finishedStatus(
     startTime: q.status?.startTime ?? new Date(started).toISOString(),
     completionTime: ts,
     duration: formatDuration(now.getTime() - started),
-    conditions: [completedCondition('True', REASONS[outcome.phase], message, ts, q.metadata.generation)],
+    // The engine's reason (pkg/api QUERY_END_REASONS), else the phase's; the phase wins a mismatch.
+    conditions: [
+      completedCondition(
+        'True',
+        endReasonOf(outcome.phase, outcome.reason),
+        message,
+        ts,
+        q.metadata.generation,
+      ),
+    ],
     observedGeneration: q.metadata.generation,
   };
 }
 
-/** Status of a query that ends without a run (canceled before start, orphaned by a restart). */
-export function endedWithoutRun(q: Query, phase: 'error' | 'canceled', message: string, now: Date) {
-  const outcome: QueryOutcome = { phase, message };
+/**
+ * Status of a query that ends without a run: canceled before it started (reason Canceled), or
+ * orphaned by a restart — the only run-less error, hence reason Orphaned unless told otherwise.
+ */
+export function endedWithoutRun(
+  q: Query,
+  phase: 'error' | 'canceled',
+  message: string,
+  now: Date,
+  reason: QueryEndReason = phase === 'canceled' ? 'Canceled' : 'Orphaned',
+) {
+  const outcome = { phase, reason, message } as QueryOutcome;
   return finishedStatus(q, outcome, now);
 }

@@ -4,7 +4,8 @@
  * model answers without tool calls or the agent's `maxTurns` (default 10) model turns are used up.
  */
 import type { Context } from '@opentelemetry/api';
-import type { Tool } from '../../api/index.ts';
+import type { QueryEndReason, Tool } from '../../api/index.ts';
+import { QueryFailure } from '../failure.ts';
 import type { ChatCompletionMessageParam, ChatCompletionTool, ToolCallRequest } from '../model-client.ts';
 import { errorMessage, type Scope, sanitizeName, type TargetResult } from '../scope.ts';
 import { inSpan } from '../tracing.ts';
@@ -61,9 +62,11 @@ export async function runAgent(
   parent: Context,
   name: string,
   conversation: ChatCompletionMessageParam[],
+  /** TargetNotFound when the agent is the query's target, InvalidTarget when a team names it. */
+  missing: QueryEndReason = 'InvalidTarget',
 ): Promise<TargetResult> {
   const agent = scope.deps.lookup.agent(scope.namespace, name);
-  if (!agent) throw new Error(`Agent ${name} not found in namespace ${scope.namespace}`);
+  if (!agent) throw new QueryFailure(missing, `Agent ${name} not found in namespace ${scope.namespace}`);
   const owner = `Agent ${name}`;
   const model = requireModel(scope, agent.spec.modelRef?.name ?? 'default', owner);
   const { defs, byName } = functionTools(

@@ -2,7 +2,8 @@
 import type { Context } from '@opentelemetry/api';
 import { APIError } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
-import type { Model } from '../../api/index.ts';
+import type { Model, QueryEndReason } from '../../api/index.ts';
+import { failedWith, QueryFailure } from '../failure.ts';
 import { describeNetworkError } from '../http.ts';
 import {
   type ChatCompletionMessageParam,
@@ -43,7 +44,12 @@ export async function callModel(
   messages: ChatCompletionMessageParam[],
   opts: { tools?: ChatCompletionTool[]; agent?: string },
 ): Promise<ModelAnswer> {
-  const client = scope.deps.models.client(model, scope.deps.lookup);
+  let client: ReturnType<typeof scope.deps.models.client>;
+  try {
+    client = scope.deps.models.client(model, scope.deps.lookup);
+  } catch (err) {
+    throw failedWith('InvalidTarget', err); // its address or a Secret it needs is not usable
+  }
   const who = { model: model.metadata.name, providerModel: model.spec.model, agent: opts.agent };
   scope.emit('LLMCallStart', `Calling model ${model.metadata.name}`, { ...who, messages: messages.length });
   const started = performance.now();
@@ -75,7 +81,7 @@ export async function callModel(
         if (scope.signal.aborted) throw err;
         const message = describeModelError(model, err);
         scope.emit('LLMCallError', message, { ...who, error: message }, true);
-        throw new Error(message);
+        throw new QueryFailure('ModelError', message);
       }
       addUsage(scope.usage, answer.usage);
       span.setAttributes({
@@ -96,9 +102,18 @@ export async function callModel(
   );
 }
 
-/** The Model an agent (or a model target) names, or an error naming what is missing. */
-export function requireModel(scope: Scope, name: string, by: string): Model {
+/**
+ * The Model an agent (or a model target) names, or an error naming what is missing: `missing` is
+ * TargetNotFound for the query's own target, InvalidTarget for a reference of it.
+ */
+export function requireModel(
+  scope: Scope,
+  name: string,
+  by: string,
+  missing: QueryEndReason = 'InvalidTarget',
+): Model {
   const model = scope.deps.lookup.model(scope.namespace, name);
-  if (!model) throw new Error(`${by}: Model ${name} not found in namespace ${scope.namespace}`);
+  if (!model)
+    throw new QueryFailure(missing, `${by}: Model ${name} not found in namespace ${scope.namespace}`);
   return model;
 }

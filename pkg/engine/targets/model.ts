@@ -10,7 +10,7 @@ export async function runModelTarget(
   name: string,
   conversation: ChatCompletionMessageParam[],
 ): Promise<TargetResult> {
-  const model = requireModel(scope, name, `Query ${scope.name}`);
+  const model = requireModel(scope, name, `Query ${scope.name}`, 'TargetNotFound');
   const answer = await callModel(scope, parent, model, conversation, {});
   return { content: answer.content, produced: [{ role: 'assistant', content: answer.content }] };
 }

@@ -1,13 +1,20 @@
 /** Tool calls (a `tool/<name>` query or an agent's function call), with events and a span. */
 import type { Context } from '@opentelemetry/api';
-import type { Tool } from '../../api/index.ts';
+import type { QueryEndReason, Tool } from '../../api/index.ts';
+import { QueryFailure } from '../failure.ts';
 import { cut, errorMessage, type Scope, type TargetResult } from '../scope.ts';
 import { callTool } from '../tool-client.ts';
 import { inSpan } from '../tracing.ts';
 
-export function requireTool(scope: Scope, name: string, by: string): Tool {
+/** The Tool named; missing: TargetNotFound for the query's own target, else InvalidTarget. */
+export function requireTool(
+  scope: Scope,
+  name: string,
+  by: string,
+  missing: QueryEndReason = 'InvalidTarget',
+): Tool {
   const tool = scope.deps.lookup.tool(scope.namespace, name);
-  if (!tool) throw new Error(`${by}: Tool ${name} not found in namespace ${scope.namespace}`);
+  if (!tool) throw new QueryFailure(missing, `${by}: Tool ${name} not found in namespace ${scope.namespace}`);
   return tool;
 }
 
@@ -35,10 +42,9 @@ export async function invokeTool(
       });
       return result;
     } catch (err) {
-      if (!scope.signal.aborted) {
-        scope.emit('ToolCallError', errorMessage(err), { ...who, error: errorMessage(err) }, true);
-      }
-      throw err;
+      if (scope.signal.aborted) throw err;
+      scope.emit('ToolCallError', errorMessage(err), { ...who, error: errorMessage(err) }, true);
+      throw new QueryFailure('ToolError', errorMessage(err), { cause: err });
     }
   });
 }
@@ -50,7 +56,7 @@ export async function runToolTarget(
   name: string,
   input: string,
 ): Promise<TargetResult> {
-  const tool = requireTool(scope, name, `Query ${scope.name}`);
+  const tool = requireTool(scope, name, `Query ${scope.name}`, 'TargetNotFound');
   const content = await invokeTool(scope, parent, tool, input);
   return { content, produced: [{ role: 'assistant', content, name }] };
 }
