@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { type AnyOpenAPIHono, requestIdOf, sendError, shutdownFrame } from '../../http/index.ts';
 import { brokerAuthHeaders } from '../../http/service-token/index.ts';
+import { clientLeft } from '../client-left.ts';
 import type { GatewayDeps } from '../deps.ts';
 
 const READABLE = /^(messages|conversations|memory-status|stream|traces|events|sessions)(\/|$)/;
@@ -47,7 +48,7 @@ export function mountBrokerProxy(app: AnyOpenAPIHono, deps: GatewayDeps) {
     try {
       upstream = await fetch(url, { headers, signal: c.req.raw.signal });
     } catch (err) {
-      if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
+      if (c.req.raw.signal.aborted) return clientLeft(c);
       deps.logger.warn({ err, url: url.origin }, 'broker unreachable');
       return sendError(
         c,
