@@ -42,6 +42,9 @@ const ok = (username: string): ReviewResult => ({
   audiences: ['berth-broker'],
 });
 
+/** Served without a token. */
+const OPEN_PATHS = ['/health', '/readyz', '/metrics', '/openapi.json', '/api-docs', '/api-docs/assets/x.css'];
+
 function app(reviewer: TokenReviewer, now?: () => number) {
   const lines: string[] = [];
   const logger = createLogger({
@@ -53,15 +56,7 @@ function app(reviewer: TokenReviewer, now?: () => number) {
   a.use('*', requestId());
   a.use('*', brokerAuth({ config, reviewer, logger, now }));
   a.onError(errorHandler(logger));
-  for (const p of [
-    '/health',
-    '/readyz',
-    '/metrics',
-    '/openapi.json',
-    '/api-docs',
-    '/api-docs/assets/x.css',
-    '/messages',
-  ])
+  for (const p of [...OPEN_PATHS, '/messages'])
     a.get(p, (c) => c.json({ ok: true, caller: c.get('brokerCaller' as never) ?? null }));
   a.post('/messages', (c) => c.json({ ok: true }, 201));
   a.delete('/queries/:q/messages', (c) => c.body(null, 204));
@@ -84,15 +79,7 @@ describe('brokerAuth', () => {
   it('leaves health, readiness, metrics and docs open', async () => {
     const { reviewer, state } = fakeReviewer(tokens);
     const { a } = app(reviewer);
-    for (const p of [
-      '/health',
-      '/readyz',
-      '/metrics',
-      '/openapi.json',
-      '/api-docs',
-      '/api-docs/assets/x.css',
-    ])
-      expect((await call(a, 'GET', p)).status, p).toBe(200);
+    for (const p of OPEN_PATHS) expect((await call(a, 'GET', p)).status, p).toBe(200);
     expect(state.calls).toBe(0);
   });
 
