@@ -41,24 +41,40 @@ export interface OpenedDomain<S> {
    * every domain loaded and sessions were rebuilt, so none of that is published again.
    */
   start(): void;
-  /** Upkeep of a memory store: expiry, journal flush and compaction. */
+  /** Periodic upkeep: a memory store's expiry, journal flush and compaction; Redis's stream index. */
   sweep?(): void;
   /** A backend the domain has to itself (Redis chunks), for /readyz; the shared PostgreSQL is stores.ts's. */
   health?(): BackendHealth;
   close(): Promise<void>;
 }
 
-/** The upkeep a store has: load and sweep where it has them (memory stores; Redis sweeps), and close. */
-export function upkeepOf(store: {
+/** A domain that feeds the session roll-up (`R`, declared by the domain): messages, events. */
+export interface FeedingDomain<S, R> extends OpenedDomain<S> {
+  /** Feeds what a memory store kept to the roll-up again (in-memory sessions rebuilt after a restart). */
+  replay?(rollup: R): void;
+}
+
+/** What stores.ts calls on a store, where the store has it: memory stores load and sweep, Redis sweeps. */
+interface Upkeep {
   load?(): Promise<void>;
   sweep?(): void;
   close(): Promise<void>;
-}): Pick<OpenedDomain<unknown>, 'load' | 'sweep' | 'close'> {
+}
+
+/** The opened domain of a store: its upkeep, and a `start` that runs `connect(store)`. */
+export function openedDomain<S extends Upkeep>(store: S, connect: (store: S) => void): OpenedDomain<S> {
   return {
+    store,
     load: () => store.load?.() ?? Promise.resolve(),
+    start: () => connect(store),
     sweep: () => store.sweep?.(),
     close: () => store.close(),
   };
+}
+
+/** The shared PostgreSQL backend, when the domain's backend (in `config.backends`) is postgres. */
+export function pgFor(ctx: DomainContext, backend: string): PgBackend | undefined {
+  return backend === 'postgres' ? ctx.pg : undefined;
 }
 
 /**

@@ -1,5 +1,4 @@
-import { COUNTER_SHARDS, LOCK_CLASS, LOCKS } from '../pg/index.ts';
-import type { Queryable } from '../sessions/pg-rollup.ts';
+import { COUNTER_SHARDS, LOCK_CLASS, LOCKS, type Queryable } from '../pg/index.ts';
 import { type EventInput, type StoredEvent, sessionOf } from './types.ts';
 
 export const COUNTER_KEY = 'events';

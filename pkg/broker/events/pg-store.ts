@@ -1,9 +1,8 @@
 import type pg from 'pg';
 import type { Page } from '../core/seq-deque.ts';
 import { CHANNELS, type Feed, guarded, inTransaction, LOCKS, type PgBackend } from '../pg/index.ts';
-import type { PgSessionStore } from '../sessions/pg-store.ts';
 import { COUNTER_KEY, counterAdd, eventDraft, insertEvents } from './pg-insert.ts';
-import type { EventFilter, EventInput, EventStore, StoredEvent } from './types.ts';
+import type { EventFilter, EventInput, EventRollupInTx, EventStore, StoredEvent } from './types.ts';
 
 export interface PgEventStoreOptions {
   /** EVENT_VISIBILITY_TTL_SECONDS: events older than this are hidden at once and reaped later. */
@@ -12,7 +11,7 @@ export interface PgEventStoreOptions {
    * The sessions store when it is on PostgreSQL too: the session roll-up then happens in the
    * event's own transaction, on the writing replica only.
    */
-  sessions?: PgSessionStore | undefined;
+  sessions?: EventRollupInTx | undefined;
   /** Runs after `close` (tests close their own backend here; stores.ts closes the shared one). */
   onClose?: () => Promise<void>;
 }
@@ -206,7 +205,7 @@ export class PgEventStore implements EventStore {
   }
 }
 
-/** Opens the events store of one process on the shared PostgreSQL backend (stores.ts). */
+/** Opens the events store of one process on the shared PostgreSQL backend (open.ts). */
 export async function openPgEventStore(backend: PgBackend, opts: PgEventStoreOptions): Promise<PgEventStore> {
   const store = new PgEventStore(backend, opts);
   await store.start();

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { TimedEntry } from '../core/indexed-log.ts';
 import type { Page } from '../core/seq-deque.ts';
+import type { Queryable } from '../pg/index.ts';
 
 const isoDate = z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 timestamp');
 
@@ -66,6 +67,24 @@ export interface EventStore {
   delete(queryId?: string, namespace?: string): Promise<number>;
   onAppend(listener: (e: StoredEvent) => void): void;
   close(): Promise<void>;
+}
+
+/**
+ * What events feed of the session roll-up (sessions/open.ts hands it to open.ts): each stored
+ * event, or — both on PostgreSQL — inside the insert's own transaction, once, by the writer.
+ * Declared here so that events know nothing else of sessions.
+ */
+export interface EventRollup {
+  recordEvent(e: StoredEvent): void;
+  /** Sessions on PostgreSQL (sessions/pg-store.ts). */
+  inTx?: EventRollupInTx | undefined;
+}
+
+export interface EventRollupInTx {
+  /** Rolls events up inside the caller's transaction; call the returned function after COMMIT. */
+  rollupInTx(client: Queryable, input: { kind: 'events'; items: StoredEvent[] }): Promise<() => void>;
+  /** Marks an event its writer rolled up, so that `recordEvent` of it (on any replica) does not count it again. */
+  skip(record: object): void;
 }
 
 /** Session of an event: `data.sessionId`, else the query id (wire convention). */

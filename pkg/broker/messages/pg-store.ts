@@ -31,12 +31,12 @@ export interface PgMessageStoreOptions {
   defaultTtlSeconds: number;
   /** Called by close() (a store that owns its backend closes it there). */
   onClose?: () => Promise<void> | undefined;
+  /** Bounds of the in-memory page cache (pg/page-cache.ts). */
+  pageCache?: PageCacheOptions | undefined;
   /**
    * Session roll-up inside the append's transaction (sessions on PostgreSQL too): atomic with the
    * insert; the returned function runs after COMMIT.
    */
-  /** Bounds of the in-memory page cache (pg/page-cache.ts). */
-  pageCache?: PageCacheOptions | undefined;
   rollup?: ((client: pg.PoolClient, rows: StoredMessage[], at: string) => Promise<() => void>) | undefined;
 }
 

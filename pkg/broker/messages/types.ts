@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Entry } from '../core/capped-log.ts';
 import type { Page } from '../core/seq-deque.ts';
+import type { Queryable } from '../pg/index.ts';
 
 export const chatMessage = z
   .object({ role: z.string().min(1, 'role must not be empty'), content: z.unknown().optional() })
@@ -72,6 +73,25 @@ export interface MessageStore {
   /** Change feed: called for every stored message, in sequence order. */
   onAppend(listener: (m: StoredMessage) => void): void;
   close(): Promise<void>;
+}
+
+/**
+ * What messages feed of the session roll-up (sessions/open.ts hands it to open.ts): each stored
+ * message, or — both on PostgreSQL — inside the append's own transaction, once, by the writer.
+ * Declared here so that messages know nothing else of sessions.
+ */
+export interface MessageRollup {
+  recordMessage(m: StoredMessage): void;
+  /** Sessions on PostgreSQL (sessions/pg-store.ts). */
+  inTx?: MessageRollupInTx | undefined;
+}
+
+export interface MessageRollupInTx {
+  /** Rolls messages up inside the caller's transaction; call the returned function after COMMIT. */
+  rollupInTx(
+    client: Queryable,
+    input: { kind: 'messages'; items: StoredMessage[]; at: string },
+  ): Promise<() => void>;
 }
 
 /** The memory contract lists records without `sequence`, which is always the first key. */

@@ -117,6 +117,9 @@ export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) =
   }
 }
 
+/** Where a statement runs: the pool, or a client inside the caller's transaction. */
+export type Queryable = pg.Pool | pg.PoolClient;
+
 /** Runs `fn` in a transaction on one pooled connection (see withClient); ROLLBACK on failure. */
 export function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   return withClient(pool, async (client) => {

@@ -8,7 +8,7 @@ import { migrate, migrationsFolder } from './migrate.ts';
 import { PgNotifier } from './notify.ts';
 import { Reaper } from './reaper.ts';
 
-export { type Database, inTransaction, openDatabase, redactUrl, withClient } from './db.ts';
+export { type Database, inTransaction, openDatabase, type Queryable, redactUrl, withClient } from './db.ts';
 export { guarded, isUnavailable, RETRY_AFTER_SECONDS, storageUnavailable } from './errors.ts';
 export { Feed, type FeedOptions, type FeedRow } from './feed.ts';
 export { LOCK_CLASS, LOCKS } from './locks.ts';

@@ -1,5 +1,4 @@
-import { COUNTER_SHARDS } from '../pg/index.ts';
-import type { Queryable } from './pg-rollup.ts';
+import { COUNTER_SHARDS, type Queryable } from '../pg/index.ts';
 import type { SessionStatus } from './types.ts';
 
 /*

@@ -1,5 +1,5 @@
+import type { Queryable } from '../pg/index.ts';
 import { statusTotals, visibleWatermark } from './pg-counts.ts';
-import type { Queryable } from './pg-rollup.ts';
 import type { SessionFilter, SessionListOptions, SessionPage, SessionStatus, SessionView } from './types.ts';
 
 /** A WHERE clause under construction: conditions joined by AND, values numbered as they are added. */

@@ -1,12 +1,8 @@
-import type pg from 'pg';
 import type { StoredEvent } from '../events/types.ts';
 import type { StoredMessage } from '../messages/types.ts';
-import { COUNTER_SHARDS } from '../pg/index.ts';
+import { COUNTER_SHARDS, type Queryable } from '../pg/index.ts';
 import { Session } from './rollup.ts';
 import type { SessionView } from './types.ts';
-
-/** What the roll-up needs of pg: the pool, or a client inside the caller's transaction. */
-export type Queryable = pg.Pool | pg.PoolClient;
 
 /** The columns a session row is stored as; `json` is the wire view, built once per change. */
 export interface SessionRow {

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { StoredEvent } from '../events/types.ts';
 import type { StoredMessage } from '../messages/types.ts';
-import { CHANNELS, type Feed, guarded, inTransaction, LOCKS, type PgBackend } from '../pg/index.ts';
+import {
+  CHANNELS,
+  type Feed,
+  guarded,
+  inTransaction,
+  LOCKS,
+  type PgBackend,
+  type Queryable,
+} from '../pg/index.ts';
 import { matchesView } from './filter.ts';
 import { deleteAllSessions, hideExpired } from './pg-counts.ts';
 import { listSessions, sessionChanges } from './pg-query.ts';
@@ -10,7 +18,6 @@ import {
   applyRollup,
   loadSessions,
   nextSessionSeqs,
-  type Queryable,
   type RollupInput,
   type SessionRow,
   sessionRow,
@@ -108,8 +115,9 @@ export class PgSessionStore implements SessionStore {
 
   /**
    * Marks an event or message as already rolled up by its writer. The PostgreSQL event and message
-   * stores mark everything their feed delivers when they roll up in their own transaction, so the
-   * `recordEvent`/`recordMessage` wiring of stores.ts does not count it again on every replica.
+   * stores mark everything their feed delivers when they roll up in their own transaction, so a
+   * `recordEvent`/`recordMessage` of it (events/open.ts, messages/open.ts) does not count it again
+   * on every replica.
    */
   skip(record: object): void {
     this.#skipped.add(record);
@@ -225,7 +233,7 @@ export class PgSessionStore implements SessionStore {
   }
 }
 
-/** Opens the sessions store of one process on the shared PostgreSQL backend (stores.ts). */
+/** Opens the sessions store of one process on the shared PostgreSQL backend (open.ts). */
 export async function openPgSessionStore(
   backend: PgBackend,
   opts: PgSessionStoreOptions,
