@@ -86,7 +86,9 @@ describe('query errors', () => {
   it('a failed query is an InternalServerError with its message; the SDK does not retry it', async () => {
     const err = await rejection(client.chat.completions.create({ model: 'agent/broken', messages: hi }));
     expect(err).toBeInstanceOf(OpenAI.InternalServerError);
-    expect(err.status).toBe(500);
+    // The model failed: end reason ModelError, 502 model_error (end-answers.ts).
+    expect(err.status).toBe(502);
+    expect(err.code).toBe('model_error');
     expect(err.message).toMatch(/Model broken-model .*HTTP 500/);
     expect(err.headers?.get('x-should-retry')).toBe('false');
     expect(queriesFor('broken')).toHaveLength(1);
@@ -98,6 +100,10 @@ describe('query errors', () => {
     );
     expect(err).toBeInstanceOf(OpenAI.InternalServerError);
     expect(err.message).toMatch(/HTTP 500/);
+    // The same answer as without streaming.
+    expect(err.status).toBe(502);
+    expect(err.code).toBe('model_error');
+    expect(err.headers?.get('x-should-retry')).toBe('false');
     expect(queriesFor('broken')).toHaveLength(2);
   });
 

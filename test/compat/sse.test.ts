@@ -104,7 +104,12 @@ describe('SSE framing', () => {
     const data = frames(body);
     expect(data.at(-1)).toBe('[DONE]');
     const error = JSON.parse(data.at(-2) as string);
-    expect(error.error).toMatchObject({ message: 'query canceled', type: 'canceled', code: 'canceled' });
+    // The end reason Canceled, as the non-streaming answer has it (end-answers.ts).
+    expect(error.error).toMatchObject({
+      message: 'query canceled',
+      type: 'server_error',
+      code: 'query_canceled',
+    });
     expect(JSON.parse(data[0] as string).choices[0].delta).toEqual({ role: 'assistant', content: 'one ' });
     expect(data.slice(0, -2).every((d) => JSON.parse(d).choices[0].finish_reason === null)).toBe(true);
   });

@@ -83,16 +83,18 @@ const queryOf = async (agent: string, phase: (q: Query) => boolean) => {
 };
 
 describe('the model endpoint', () => {
-  it('failing (503 on every call): a 500 query_failed naming the model and the status, not retried', async () => {
+  it('failing (503 on every call): a 502 model_error naming the model and the status, not retried', async () => {
     const seen = await failure(sdk.chat.completions.create({ model: 'agent/broken', messages: hi }));
-    expect(seen).toMatchObject({ status: 500, code: 'query_failed', retry: 'false' });
+    expect(seen).toMatchObject({ status: 502, code: 'model_error', retry: 'false' });
     expect(seen.message).toMatch(/Model broken-model .*HTTP 503/);
-    expect((await queryOf('broken', (q) => q.status?.phase === 'error')).status?.message).toMatch(/HTTP 503/);
+    const q = await queryOf('broken', (q) => q.status?.phase === 'error');
+    expect(q.status?.message).toMatch(/HTTP 503/);
+    expect(q.status?.conditions?.[0]).toMatchObject({ type: 'Completed', reason: 'ModelError' });
   });
 
-  it('gone (connection refused): a 500 query_failed with the network reason', async () => {
+  it('gone (connection refused): a 502 model_error with the network reason', async () => {
     const seen = await failure(sdk.chat.completions.create({ model: 'agent/gone', messages: hi }));
-    expect(seen).toMatchObject({ status: 500, code: 'query_failed' });
+    expect(seen).toMatchObject({ status: 502, code: 'model_error' });
     expect(seen.message).toMatch(/gone-model/);
   });
 
@@ -120,6 +122,7 @@ describe('the model endpoint', () => {
       },
     )) as Query;
     expect(q.status?.message).toMatch(/tim(ed|e) ?out|2s/i);
+    expect(q.status?.conditions?.[0]).toMatchObject({ type: 'Completed', reason: 'Timeout' });
     // The model sees the call go away (its socket closes a moment after the Query's status is written).
     await eventually(
       () => p.fake.requests.some((r) => r.model === 'hang-model' && r.aborted === true),
@@ -129,7 +132,7 @@ describe('the model endpoint', () => {
 });
 
 describe('the Memory backend down during a query', () => {
-  it('fails the query naming the Memory (500 query_failed); back up, queries pass again', async () => {
+  it('fails the query naming the Memory (502 memory_error); back up, queries pass again', async () => {
     const broker = p.broker.url;
     const dead = `http://127.0.0.1:${await closedPort()}`;
     const point = async (address: string) => {
@@ -147,7 +150,7 @@ describe('the Memory backend down during a query', () => {
     await point(dead);
     try {
       const seen = await failure(sdk.chat.completions.create({ model: 'agent/helper', messages: hi }));
-      expect(seen).toMatchObject({ status: 500, code: 'query_failed', retry: 'false' });
+      expect(seen).toMatchObject({ status: 502, code: 'memory_error', retry: 'false' });
       expect(seen.message).toMatch(/Memory default/);
     } finally {
       await point(broker);

@@ -1,11 +1,11 @@
 /** OpenAI `chat.completion.chunk` frames of a relayed stream, written in bursts. */
 import type { SSEStreamingApi } from 'hono/streaming';
-import type { Query } from '../../api/index.ts';
+import type { TokenUsage } from '../../api/index.ts';
+import { TickCoalescer } from '../../http/coalesce/index.ts';
 import { chunkOf } from './completion-body.ts';
-import { openaiError } from './errors.ts';
+import { type OpenAIErrorType, openaiError } from './errors.ts';
 
-function usageOf(q: Query | undefined) {
-  const u = q?.status?.tokenUsage;
+function usageOf(u: TokenUsage | undefined) {
   return {
     prompt_tokens: u?.promptTokens ?? 0,
     completion_tokens: u?.completionTokens ?? 0,
@@ -21,24 +21,22 @@ function usageOf(q: Query | undefined) {
  */
 export function chunkWriter(s: Pick<SSEStreamingApi, 'write'>, model: string, id: string, created: number) {
   let sentRole = false;
-  let pending = '';
   let writing: Promise<void> = Promise.resolve();
-  const flush = (): Promise<void> => {
-    if (!pending) return writing;
-    const frames = pending;
-    pending = '';
+  const frames = new TickCoalescer((text) => {
     // A client that went away fails the write: the relay's abort signal says so, not this promise.
-    writing = s.write(frames).then(
+    writing = s.write(text).then(
       () => {},
       () => {},
     );
+  });
+  const queue = (data: string) => frames.push(`data: ${data}\n\n`);
+  const write = (data: unknown) => queue(JSON.stringify(data));
+  /** `[DONE]` and everything queued before it leave now: the stream ends with no tick to wait for. */
+  const end = (): Promise<void> => {
+    queue('[DONE]');
+    frames.flush();
     return writing;
   };
-  const queue = (data: string) => {
-    if (!pending) process.nextTick(flush);
-    pending += `data: ${data}\n\n`;
-  };
-  const write = (data: unknown) => queue(JSON.stringify(data));
   return {
     delta: (delta: Record<string, unknown>, finish: string | null = null): Promise<void> => {
       const d = sentRole ? delta : { role: 'assistant', ...delta };
@@ -46,18 +44,14 @@ export function chunkWriter(s: Pick<SSEStreamingApi, 'write'>, model: string, id
       write(chunkOf(id, model, created, d, finish));
       return writing;
     },
-    usage: (q: Query | undefined) => {
-      write({ ...chunkOf(id, model, created, {}), choices: [], usage: usageOf(q) });
+    usage: (usage: TokenUsage | undefined) => {
+      write({ ...chunkOf(id, model, created, {}), choices: [], usage: usageOf(usage) });
       return writing;
     },
-    fail: (message: string, type = 'server_error', code = 'query_failed') => {
-      write(openaiError(message, type as 'server_error', code));
-      queue('[DONE]');
-      return flush();
+    fail: (message: string, type: OpenAIErrorType = 'server_error', code = 'query_failed') => {
+      write(openaiError(message, type, code));
+      return end();
     },
-    done: () => {
-      queue('[DONE]');
-      return flush();
-    },
+    done: end,
   };
 }

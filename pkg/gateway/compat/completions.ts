@@ -1,11 +1,14 @@
 import type { Context, Hono } from 'hono';
-import { Kinds, type Query, TERMINAL_PHASES } from '../../api/index.ts';
-import { HttpError, linkSignals, parseJsonBody, requireMediaType } from '../../http/index.ts';
+import { Kinds } from '../../api/index.ts';
+import { HttpError, parseJsonBody, requireMediaType } from '../../http/index.ts';
 import { ignoreNotFound } from '../../kube/client/helpers.ts';
+import { CLIENT_CLOSED_REQUEST, clientLeft } from '../client-left.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { type ChatOutcome, type ChatRecorder, NO_CHAT } from '../metrics.ts';
+import { openAnswer } from './answer.ts';
 import { completionOf } from './completion-body.ts';
-import { CompatError, renderOpenAIError, shuttingDown } from './errors.ts';
+import { failureOf, QueryEndedError } from './end-answers.ts';
+import { CompatError, renderOpenAIError } from './errors.ts';
 import { TARGET_KINDS } from './models.ts';
 import { buildQuery } from './query-factory.ts';
 import { type ChatRequest, chatRequest } from './schemas.ts';
@@ -15,9 +18,6 @@ export interface CompletionOptions {
   /** How long a request waits for its Query to finish before answering 504. */
   waitTimeoutMs: number;
 }
-
-const terminal: ReadonlySet<string | undefined> = new Set(TERMINAL_PHASES);
-const isFinished = (q: unknown) => terminal.has((q as Query | undefined)?.status?.phase);
 
 /** The validated request; malformed JSON throws from `JSON.parse` into the error handler (400). */
 async function readRequest(c: Context): Promise<ChatRequest> {
@@ -43,6 +43,8 @@ async function readRequest(c: Context): Promise<ChatRequest> {
 function outcomeOf(err: unknown, c: Context): ChatOutcome {
   if (c.req.raw.signal.aborted) return 'disconnected';
   if (err instanceof CompatError && err.code === 'shutting_down') return 'shutting_down';
+  // A query that ran and failed is an error whatever its status (a 4xx says it cannot run as asked).
+  if (err instanceof QueryEndedError) return err.reason === 'Timeout' ? 'timeout' : 'error';
   const status = err instanceof HttpError ? err.status : 500;
   if (status === 504) return 'timeout';
   return status < 500 ? 'rejected' : 'error';
@@ -67,7 +69,7 @@ export function mountCompletionRoutes(app: Hono, deps: GatewayDeps, opts: Comple
       const res = await complete(c, deps, opts, chat);
       // A stream's outcome is recorded by the relay when it ends.
       if (!res.headers.get('content-type')?.startsWith('text/event-stream'))
-        chat.end(res.status === 499 ? 'disconnected' : res.ok ? 'ok' : 'rejected');
+        chat.end(res.status === CLIENT_CLOSED_REQUEST ? 'disconnected' : res.ok ? 'ok' : 'rejected');
       return res;
     } catch (err) {
       chat.end(outcomeOf(err, c));
@@ -96,57 +98,19 @@ async function complete(
       `The model '${req.model}' does not exist in namespace ${deps.namespace}`,
       { type: 'not_found_error', param: 'model' },
     );
-  // Waiting ends when the client goes away or the shutdown grace period is over (linked, not
-  // AbortSignal.any(), which would stay attached to the long-lived shutdown signal: pkg/http/abort).
-  const linked = linkSignals(c.req.raw.signal, deps.shutdown);
-  const { signal } = linked;
-  let handedOver = false;
+  // A refusal is a KubeError: the sub-app's handler answers it (errors.ts, kubeErrorToCompat).
+  query = await deps.client.create(Kinds.Query, query);
+  const answer = openAnswer(c, deps, query, opts.waitTimeoutMs);
+  if (req.stream) {
+    const includeUsage = !!req.stream_options?.include_usage;
+    return relayStream(c, answer, { model: req.model, includeUsage, chat });
+  }
   try {
-    // Subscribe before creating so no status change can slip between create and wait.
-    const finished = () =>
-      deps.cache.waitFor(Kinds.Query, deps.namespace, query.metadata.name, isFinished, {
-        timeoutMs: opts.waitTimeoutMs,
-        signal,
-      }) as Promise<Query>;
-    // A refusal is a KubeError: the sub-app's handler answers it (errors.ts, kubeErrorToCompat).
-    query = await deps.client.create(Kinds.Query, query);
-    if (req.stream) {
-      handedOver = true; // the relay releases the signal when its stream ends
-      return relayStream(c, deps, {
-        query,
-        model: req.model,
-        includeUsage: !!req.stream_options?.include_usage,
-        finished,
-        chat,
-        release: linked.dispose,
-      });
-    }
-    let done: Query;
-    try {
-      done = await finished();
-    } catch (err) {
-      // Waiting failed: the client went away (nobody to answer), shutdown, or the wait timed out.
-      if (c.req.raw.signal.aborted) return c.body(null, 499 as 400);
-      if (deps.shutdown?.aborted) throw shuttingDown();
-      throw new CompatError(
-        504,
-        'timeout',
-        `query ${query.metadata.name} did not finish within ${opts.waitTimeoutMs} ms: ${(err as Error).message}`,
-        { type: 'timeout_error', retryable: false },
-      );
-    }
-    const phase = done.status?.phase;
-    if (phase !== 'done') {
-      const timedOut = /timed? ?out|deadline/i.test(done.status?.message ?? '');
-      throw new CompatError(
-        timedOut ? 504 : 500,
-        phase === 'canceled' ? 'query_canceled' : 'query_failed',
-        done.status?.message ?? `query ${phase}`,
-        { type: timedOut ? 'timeout_error' : 'server_error', retryable: false },
-      );
-    }
-    return c.json(completionOf(done, req.model));
+    const end = await answer.outcome();
+    if (!end) return clientLeft(c);
+    if (end.reason !== 'Succeeded' || !end.query) throw failureOf(end);
+    return c.json(completionOf(end.query, req.model));
   } finally {
-    if (!handedOver) linked.dispose();
+    void answer.close();
   }
 }

@@ -1,0 +1,207 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Context } from 'hono';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Query } from '../../api/index.ts';
+import type { GatewayDeps } from '../deps.ts';
+import { openAnswer } from './answer.ts';
+import type { UpstreamChunk } from './broker-stream.ts';
+
+/** The informer cache's waitFor over one Query the test finishes. */
+function queryCache() {
+  let current: Query | undefined;
+  const checks = new Set<() => void>();
+  return {
+    finish(phase: string, reason: string, message = `the query ended: ${reason}`) {
+      current = {
+        metadata: { name: 'chat-query-1' },
+        status: {
+          phase,
+          message,
+          response: { content: 'the answer' },
+          tokenUsage: { promptTokens: 1, completionTokens: 2, totalTokens: 3 },
+          conditions: [{ type: 'Completed', status: 'True', reason, message }],
+        },
+      } as unknown as Query;
+      for (const check of checks) check();
+    },
+    waitFor(
+      _ref: unknown,
+      _ns: string,
+      _name: string,
+      done: (q: unknown) => boolean,
+      o: { timeoutMs: number; signal?: AbortSignal },
+    ) {
+      return new Promise((resolve, reject) => {
+        const stop = () => {
+          clearTimeout(timer);
+          checks.delete(check);
+          o.signal?.removeEventListener('abort', aborted);
+        };
+        const check = () => {
+          if (!done(current)) return;
+          stop();
+          resolve(current);
+        };
+        const aborted = () => {
+          stop();
+          reject(o.signal?.reason);
+        };
+        const timer = setTimeout(() => {
+          stop();
+          reject(new Error(`timed out after ${o.timeoutMs} ms`));
+        }, o.timeoutMs);
+        checks.add(check);
+        o.signal?.addEventListener('abort', aborted);
+        check();
+      });
+    },
+  };
+}
+
+/** A broker whose `GET /stream/{query}` plays what the test gives it. */
+let play: (res: ServerResponse) => void = (res) => res.end();
+let brokerUrl = '';
+const server = createServer((_req, res) => {
+  res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
+  play(res);
+});
+const frame = (data: unknown) => `data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+const content = (text: string) => ({
+  id: 'u1',
+  choices: [{ delta: { content: text }, finish_reason: null }],
+});
+
+beforeAll(async () => {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  brokerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+function open(opts: { broker?: boolean; waitTimeoutMs?: number } = {}) {
+  const cache = queryCache();
+  const client = new AbortController();
+  const c = { req: { raw: { signal: client.signal } } } as unknown as Context;
+  const deps = {
+    cache,
+    namespace: 'ns',
+    brokerUrl: opts.broker === false ? undefined : brokerUrl,
+  } as unknown as GatewayDeps;
+  const query = { metadata: { name: 'chat-query-1' } } as Query;
+  return { cache, client, answer: openAnswer(c, deps, query, opts.waitTimeoutMs ?? 5000) };
+}
+
+async function drain(chunks: AsyncGenerator<UpstreamChunk>) {
+  const seen: UpstreamChunk[] = [];
+  for await (const chunk of chunks) seen.push(chunk);
+  return seen;
+}
+
+describe('answer', () => {
+  it("outcome(): the Query's end with its reason, message and usage", async () => {
+    const { cache, answer } = open();
+    setTimeout(() => cache.finish('error', 'Timeout', 'query timed out after 5m (spec.timeout)'), 5);
+    expect(await answer.outcome()).toMatchObject({
+      reason: 'Timeout',
+      message: 'query timed out after 5m (spec.timeout)',
+      usage: { totalTokens: 3 },
+    });
+    await answer.close();
+  });
+
+  it('outcome(): a client that left is undefined; a wait that ran out a 504', async () => {
+    const gone = open();
+    const pending = gone.answer.outcome();
+    gone.client.abort();
+    expect(await pending).toBeUndefined();
+    const slow = open({ waitTimeoutMs: 20 });
+    await expect(slow.answer.outcome()).rejects.toMatchObject({ status: 504, code: 'timeout' });
+  });
+
+  it('first(): a Query that ends before any chunk answers with its reason, as non-streaming does', async () => {
+    play = () => {}; // the broker waits for a query that never writes
+    const { cache, answer } = open();
+    setTimeout(() => cache.finish('error', 'Timeout', 'query timed out after 1s (spec.timeout)'), 5);
+    await expect(answer.first()).rejects.toMatchObject({
+      status: 504,
+      type: 'timeout_error',
+      code: 'timeout',
+      message: 'query timed out after 1s (spec.timeout)',
+    });
+    await answer.close();
+  });
+
+  it("first(): an error chunk first answers with the engine's reason", async () => {
+    play = (res) =>
+      res.end(
+        frame({
+          error: { message: 'HTTP 500', type: 'server_error', code: 'query_error', reason: 'ModelError' },
+        }) + frame('[DONE]'),
+      );
+    const { answer } = open();
+    await expect(answer.first()).rejects.toMatchObject({
+      status: 502,
+      type: 'server_error',
+      code: 'model_error',
+    });
+    await answer.close();
+  });
+
+  it('chunks(): from the first to [DONE]; an error chunk later throws its mapped error', async () => {
+    play = (res) => res.end(frame(content('a')) + frame(content('b')) + frame('[DONE]'));
+    const ok = open();
+    expect(await ok.answer.first()).toMatchObject(content('a'));
+    expect((await drain(ok.answer.chunks())).map((c) => c.choices?.[0]?.delta?.content)).toEqual(['a', 'b']);
+    await ok.answer.close();
+
+    play = (res) =>
+      res.end(
+        frame(content('a')) +
+          frame({ error: { message: 'late', type: 'timeout_error', code: 'timeout', reason: 'Timeout' } }) +
+          frame('[DONE]'),
+      );
+    const late = open();
+    await late.answer.first();
+    await expect(drain(late.answer.chunks())).rejects.toMatchObject({
+      type: 'timeout_error',
+      code: 'timeout',
+      message: 'late',
+    });
+    await late.answer.close();
+  });
+
+  it('chunks(): a stream that ends without [DONE] is stream_ended', async () => {
+    play = (res) => res.end(frame(content('a')));
+    const { answer } = open();
+    await answer.first();
+    await expect(drain(answer.chunks())).rejects.toMatchObject({ status: 502, code: 'stream_ended' });
+    await answer.close();
+  });
+
+  it('without a broker: the finished answer as one chunk, or the failure of its end', async () => {
+    const ok = open({ broker: false });
+    setTimeout(() => ok.cache.finish('done', 'Succeeded'), 5);
+    expect(await ok.answer.first()).toMatchObject({
+      choices: [{ delta: { content: 'the answer' }, finish_reason: 'stop' }],
+    });
+    expect(await drain(ok.answer.chunks())).toHaveLength(1);
+    await ok.answer.close();
+
+    const failed = open({ broker: false });
+    setTimeout(() => failed.cache.finish('error', 'ToolError', 'Tool t: HTTP 500'), 5);
+    await expect(failed.answer.first()).rejects.toMatchObject({ status: 502, code: 'tool_error' });
+    await failed.answer.close();
+  });
+
+  it('first(): a client that left is undefined (the handler answers 499)', async () => {
+    play = () => {};
+    const { client, answer } = open();
+    const first = answer.first();
+    setTimeout(() => client.abort(), 5);
+    expect(await first).toBeUndefined();
+    await answer.close();
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * The answer to one chat completion, opened once its Query exists: what waits for the Query's end,
+ * reads its chunk stream from the broker, and stops both when the client goes away, the shutdown
+ * grace period ends, or the answer is closed. The non-streaming handler asks `outcome()`; the
+ * streaming one `first()`, then `chunks()`. Every failure is a CompatError in the OpenAI shape; a
+ * client that went away is `undefined` (the handler answers 499: nobody reads it).
+ */
+import type { Context } from 'hono';
+import { Kinds, type Query, TERMINAL_PHASES } from '../../api/index.ts';
+import { linkSignals } from '../../http/index.ts';
+import type { GatewayDeps } from '../deps.ts';
+import { chunkOfData, openBrokerStream, type UpstreamChunk } from './broker-stream.ts';
+import { endOf, endOfStreamError, failureOf, type QueryEnd } from './end-answers.ts';
+import { CompatError, shuttingDown } from './errors.ts';
+
+const terminal: ReadonlySet<string | undefined> = new Set(TERMINAL_PHASES);
+const isFinished = (q: unknown) => terminal.has((q as Query | undefined)?.status?.phase);
+
+/** How long the broker's stream may take to end after `[DONE]` before its connection is dropped. */
+const LET_GO_MS = 1000;
+
+export interface Answer {
+  /** The Query's name: the completion's id. */
+  readonly id: string;
+  /** Aborted when the client goes away, the shutdown grace period ends, or the answer is closed. */
+  readonly signal: AbortSignal;
+  /** Why the answer was stopped from outside: the client left, or the service is shutting down. */
+  stoppedBy(): 'client' | 'shutdown' | undefined;
+  /** The Query's end (phase → reason, message, usage); undefined: the client left. Memoized. */
+  outcome(): Promise<QueryEnd | undefined>;
+  /**
+   * The first chunk, raced against the Query's end so a Query that fails before producing any
+   * answers at once (a JSON error with the status of its end reason). Undefined: the client left.
+   */
+  first(): Promise<UpstreamChunk | undefined>;
+  /** The chunks from the first on, up to `[DONE]`; throws the CompatError of an error chunk or a broken stream. */
+  chunks(): AsyncGenerator<UpstreamChunk>;
+  /** Lets go of the wait and the broker's stream (its connection back to the pool after `[DONE]`). */
+  close(): Promise<void>;
+}
+
+export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTimeoutMs: number): Answer {
+  const name = query.metadata.name;
+  const closer = new AbortController();
+  // Linked, not AbortSignal.any(), which would stay attached to the long-lived shutdown signal
+  // (pkg/http/abort).
+  const linked = linkSignals(closer.signal, c.req.raw.signal, deps.shutdown);
+  const { signal } = linked;
+  const stoppedBy = () =>
+    c.req.raw.signal.aborted ? 'client' : deps.shutdown?.aborted ? 'shutdown' : undefined;
+  let end: Promise<QueryEnd | undefined> | undefined;
+  let events: AsyncGenerator<string> | undefined;
+  /** The payload `chunks()` starts from: the one `first()` read. */
+  let next: string | undefined;
+  let sawDone = false;
+  let closed: Promise<void> | undefined;
+
+  /** Stopped from outside: true when the client left (nobody to answer); the 503 of a shutdown is thrown. */
+  const clientGone = (): boolean => {
+    const by = stoppedBy();
+    if (by === 'shutdown') throw shuttingDown();
+    return by === 'client';
+  };
+
+  /** Waiting failed: the client left (undefined), the shutdown grace period ended, or the wait timed out. */
+  const waitFailed = (err: unknown): undefined => {
+    if (clientGone()) return undefined;
+    throw new CompatError(
+      504,
+      'timeout',
+      `query ${name} did not finish within ${waitTimeoutMs} ms: ${(err as Error).message}`,
+      { type: 'timeout_error', retryable: false },
+    );
+  };
+
+  const outcome = () => {
+    end ??= deps.cache
+      .waitFor(Kinds.Query, deps.namespace, name, isFinished, { timeoutMs: waitTimeoutMs, signal })
+      .then((q) => endOf(q as Query), waitFailed);
+    return end;
+  };
+
+  /** No broker configured: the finished Query's answer as one chunk, then `[DONE]`. */
+  async function* whole(): AsyncGenerator<string> {
+    const done = await outcome();
+    if (!done) return;
+    if (done.reason !== 'Succeeded') throw failureOf(done);
+    const content = done.query?.status?.response?.content ?? '';
+    yield JSON.stringify({ id: name, choices: [{ delta: { content }, finish_reason: 'stop' }] });
+    yield '[DONE]';
+  }
+
+  async function first(): Promise<UpstreamChunk | undefined> {
+    let source: AsyncGenerator<string>;
+    try {
+      source = deps.brokerUrl ? await openBrokerStream(deps.brokerUrl, name, signal) : whole();
+    } catch (err) {
+      // Not the broker's fault when the request was stopped under it.
+      if (clientGone()) return undefined;
+      throw err;
+    }
+    events = source;
+    const firstEvent = source.next().catch((err: Error) => err);
+    const ended = outcome().then(
+      (q) => ({ ended: q }),
+      () => ({ ended: undefined }),
+    );
+    const raced = await Promise.race([firstEvent, ended]);
+    if ('ended' in raced && raced.ended && raced.ended.reason !== 'Succeeded') throw failureOf(raced.ended);
+    const got = await firstEvent;
+    if (got instanceof CompatError) throw got;
+    if (got instanceof Error || got.done) {
+      if (clientGone()) return undefined;
+      throw new CompatError(502, 'stream_ended', 'the query stream ended before any chunk', {
+        type: 'server_error',
+      });
+    }
+    const chunk = chunkOfData(got.value);
+    if (chunk.error) throw failureOf(endOfStreamError(chunk.error));
+    next = got.value;
+    return chunk;
+  }
+
+  async function* chunks(): AsyncGenerator<UpstreamChunk> {
+    for (let data = next; ; ) {
+      if (signal.aborted) throw new Error('the answer was stopped');
+      if (data === undefined)
+        throw new CompatError(502, 'stream_ended', 'the query stream ended without completing', {
+          type: 'server_error',
+        });
+      if (data === '[DONE]') {
+        sawDone = true;
+        return;
+      }
+      const chunk = chunkOfData(data);
+      if (chunk.error) throw failureOf(endOfStreamError(chunk.error));
+      yield chunk;
+      try {
+        const read = await events?.next();
+        data = read?.done ? undefined : read?.value;
+      } catch (err) {
+        if (signal.aborted) throw err;
+        throw new CompatError(502, 'stream_broken', `the query stream broke: ${(err as Error).message}`, {
+          type: 'server_error',
+        });
+      }
+    }
+  }
+
+  /**
+   * After `[DONE]` the broker ends its stream: reading that end hands the connection back to
+   * undici's pool (true). Otherwise, or if more comes or nothing ends it in time, the request is to
+   * be aborted, which closes the connection (an unread body would hold it).
+   */
+  async function endedCleanly(): Promise<boolean> {
+    if (!events || !sawDone || signal.aborted) return false;
+    const timer = setTimeout(() => closer.abort(), LET_GO_MS);
+    try {
+      return !!(await events.next()).done;
+    } catch {
+      return false; // aborted meanwhile, or the stream broke
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const close = () => {
+    closed ??= endedCleanly().then((clean) => {
+      // Aborting ends the broker's request and a wait still pending. After a clean end the wait is
+      // left to settle: the engine ends the stream just before its outcome, which ends the wait.
+      if (!clean) closer.abort();
+      linked.dispose();
+    });
+    return closed;
+  };
+
+  return { id: name, signal, stoppedBy, outcome, first, chunks, close };
+}
