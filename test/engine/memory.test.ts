@@ -130,38 +130,17 @@ describe('memory', () => {
     expect(sent.at(-2)?.content).toBe('m1202');
   });
 
-  it('a Memory without a resolved address, or a missing named Memory, is an error outcome', async () => {
-    const unresolved = await engine.run(
-      query({ type: 'model', name: 'default' }, 'x', { memory: { name: 'pending' } }),
-      run(),
-    );
-    expect(unresolved).toMatchObject({
-      phase: 'error',
-      reason: 'MemoryError',
-      message: expect.stringContaining('Memory pending has no resolved address'),
-    });
-    const missing = await engine.run(
-      query({ type: 'model', name: 'default' }, 'x', { memory: { name: 'nope' } }),
-      run(),
-    );
-    expect(missing).toMatchObject({
-      phase: 'error',
-      reason: 'MemoryError',
-      message: 'Memory nope not found in namespace engine-test',
-    });
-  });
-
-  it('a Memory that answers nonsense ends the query as MemoryError', async () => {
+  it('a Memory without a resolved address, missing, or answering nonsense ends the query as MemoryError', async () => {
     // The fake tool answers every path with JSON that is no conversation.
     lookup.put('memory', memory('odd', tools.url));
-    const out = await engine.run(
-      query({ type: 'model', name: 'default' }, 'x', { memory: { name: 'odd' } }),
-      run(),
-    );
-    expect(out).toMatchObject({
-      phase: 'error',
-      reason: 'MemoryError',
-      message: expect.stringContaining('Memory odd'),
-    });
+    const cases: Array<[string, unknown]> = [
+      ['pending', expect.stringContaining('Memory pending has no resolved address')],
+      ['nope', 'Memory nope not found in namespace engine-test'],
+      ['odd', expect.stringContaining('Memory odd')],
+    ];
+    for (const [name, message] of cases)
+      expect(
+        await engine.run(query({ type: 'model', name: 'default' }, 'x', { memory: { name } }), run()),
+      ).toMatchObject({ phase: 'error', reason: 'MemoryError', message });
   });
 });
