@@ -20,14 +20,14 @@ import { type AuthMode, acceptsJwt, resolveAuthMode } from './mode.ts';
 
 export { apiKeyRoutes } from './api-keys/routes.ts';
 export { type SecretSource, secretSourceFrom, startApiKeyCache } from './api-keys/secret-cache.ts';
-export {
-  type ApiKeyFailure,
-  ApiKeyService,
-  type ApiKeyServiceOptions,
-  type ApiKeyStats,
-  type ApiKeyVerification,
-  type ApiKeyVerifier,
-} from './api-keys/service.ts';
+export { ApiKeyService } from './api-keys/service.ts';
+export type {
+  ApiKeyFailure,
+  ApiKeyServiceOptions,
+  ApiKeyStats,
+  ApiKeyVerification,
+  ApiKeyVerifier,
+} from './api-keys/types.ts';
 export { type Credential, readCredential } from './credentials.ts';
 export { ApiKeyError } from './errors.ts';
 export {

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import type { ApiKeyVerifier } from './api-keys/service.ts';
+import type { ApiKeyVerifier } from './api-keys/types.ts';
 import { JwtError, type JwtVerifier } from './jwt.ts';
 import { type AuthVariables, authMiddleware } from './middleware.ts';
 import type { AuthMode } from './mode.ts';

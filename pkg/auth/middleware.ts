@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { loggedText } from '../http/access-log/index.ts';
 import { sendError } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { ApiKeyVerifier } from './api-keys/service.ts';
+import type { ApiKeyVerifier } from './api-keys/types.ts';
 import { readCredential } from './credentials.ts';
 import { JwtError, type JwtVerifier } from './jwt.ts';
 import { type AuthMode, acceptsApiKeys, acceptsJwt } from './mode.ts';

@@ -4,7 +4,8 @@ import { serve } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { requestId } from 'hono/request-id';
 import { secretSourceFrom, startApiKeyCache } from '../../pkg/auth/api-keys/secret-cache.ts';
-import { ApiKeyService, type ApiKeyServiceOptions } from '../../pkg/auth/api-keys/service.ts';
+import { ApiKeyService } from '../../pkg/auth/api-keys/service.ts';
+import type { ApiKeyServiceOptions } from '../../pkg/auth/api-keys/types.ts';
 import {
   type AuthMode,
   type AuthVariables,

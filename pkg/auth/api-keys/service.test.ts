@@ -3,7 +3,8 @@ import bcrypt from 'bcryptjs';
 import { describe, expect, it } from 'vitest';
 import { FakeClient } from '../../kube/client/fake.ts';
 import { generateKeyPair, newApiKeySecret } from './format.ts';
-import { ApiKeyService, type ApiKeyServiceOptions } from './service.ts';
+import { ApiKeyService } from './service.ts';
+import type { ApiKeyServiceOptions } from './types.ts';
 
 const NS = 'tenant-a';
 

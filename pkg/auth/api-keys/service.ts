@@ -295,14 +295,3 @@ export class ApiKeyService implements ApiKeyVerifier {
       );
   }
 }
-
-export type {
-  ApiKeyFailure,
-  ApiKeyServiceOptions,
-  ApiKeyStats,
-  ApiKeyVerification,
-  ApiKeyVerifier,
-  ApiKeyView,
-  CreatedApiKey,
-} from './types.ts';
-export type { ApiKeyRecord };
