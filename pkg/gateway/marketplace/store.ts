@@ -58,6 +58,14 @@ export const decodeAll = (map: SourceMap): Decoded[] =>
     .sort()
     .map((name) => decode(name, map.data[name] as string));
 
+/** The sources map as an apply configuration: only the metadata and keys given. */
+const sourcesMap = (namespace: string, metadata: object, data?: Record<string, string>) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: MARKETPLACE_SOURCES_CONFIGMAP, namespace, ...metadata },
+  ...(data ? { data } : {}),
+});
+
 /**
  * Writes one key by server-side apply under the source's own field manager: the applied object
  * holds that key only, so other sources' keys (other managers, the seeder) are never touched. With
@@ -76,16 +84,7 @@ export function applySource(
     ...(source.displayName ? { displayName: source.displayName } : {}),
     ...(source.auth ? { auth: source.auth } : {}),
   });
-  const cm = {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: MARKETPLACE_SOURCES_CONFIGMAP,
-      namespace,
-      ...(resourceVersion ? { resourceVersion } : {}),
-    },
-    data: { [name]: value },
-  };
+  const cm = sourcesMap(namespace, resourceVersion ? { resourceVersion } : {}, { [name]: value });
   // force: an edit through the API takes the key over from whoever set it before (the seeder,
   // whose own applies then leave that key alone).
   return client.apply(CONFIGMAP, cm, { fieldManager: fieldManagerFor(name), force: true });
@@ -118,15 +117,7 @@ export async function removeSource(client: Client, namespace: string, name: stri
  * meanwhile by someone else is as good; it only gains the label when no one else owns it.
  */
 export async function createEmptyMap(own: Client, namespace: string): Promise<void> {
-  const cm = {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      name: MARKETPLACE_SOURCES_CONFIGMAP,
-      namespace,
-      labels: { 'app.kubernetes.io/managed-by': 'berth' },
-    },
-  };
+  const cm = sourcesMap(namespace, { labels: { 'app.kubernetes.io/managed-by': 'berth' } });
   try {
     await own.apply(CONFIGMAP, cm, { fieldManager: 'berth-api', force: false });
   } catch (err) {
