@@ -27,7 +27,8 @@ export interface NodeLock {
   release(): Promise<void>;
 }
 
-function alive(pid: number): boolean {
+/** Whether process `pid` exists (signal 0 checks without sending anything). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { openSync, realpathSync } from 'node:fs';
-import { reapStaleNode } from './node-lock.ts';
+import { alive, reapStaleNode } from './node-lock.ts';
 
 export interface Reaper {
   /** The owner stopped its node itself: the reaper goes away. */
@@ -31,15 +31,6 @@ export function startReaper(lockFile: string, logFile: string): Reaper {
       } catch {}
     },
   };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function main(owner: number, lockFile: string): Promise<void> {
