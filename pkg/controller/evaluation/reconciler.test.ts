@@ -93,9 +93,16 @@ function setup(answers: Answer[], opts: EvaluationReconcilerOptions = {}) {
   let wake: () => void = () => {};
   r.runEnded(() => wake());
   const runEnded = () => new Promise<void>((resolve) => (wake = resolve));
+  /** Reconciles, waits for the evaluator call to end, reconciles again (which writes the outcome). */
+  const callToEnd = async () => {
+    const ending = runEnded();
+    await r.reconcile(REQ, ctx());
+    await ending;
+    await r.reconcile(REQ, ctx());
+  };
   const get = () => client.get(Kinds.Evaluation, REQ);
   const writes = () => client.actions.map((a) => `${a.verb}:${a.subresource ?? ''}`);
-  return { client, r, calls, events, telemetry, runEnded, get, writes };
+  return { client, r, calls, events, telemetry, runEnded, callToEnd, get, writes };
 }
 
 describe('EvaluationReconciler: direct evaluations', () => {
@@ -164,10 +171,7 @@ describe('EvaluationReconciler: direct evaluations', () => {
     const t = setup([async () => new Response('busy', { status: 503 }), dropped, ok(0.2, false)]);
     t.client.seed(Kinds.Evaluator, evaluator());
     t.client.seed(Kinds.Evaluation, evaluation());
-    const ending = t.runEnded();
-    await t.r.reconcile(REQ, ctx());
-    await ending;
-    await t.r.reconcile(REQ, ctx());
+    await t.callToEnd();
     expect(t.calls).toHaveLength(3);
     expect((await t.get()).status).toMatchObject({ phase: 'done', score: 0.2, passed: false });
     // running (with the first retry's message), the second retry's message, done
@@ -178,10 +182,7 @@ describe('EvaluationReconciler: direct evaluations', () => {
     const t = setup([async () => new Response('{"error":"unknown mode"}', { status: 400 })]);
     t.client.seed(Kinds.Evaluator, evaluator());
     t.client.seed(Kinds.Evaluation, evaluation());
-    const ending = t.runEnded();
-    await t.r.reconcile(REQ, ctx());
-    await ending;
-    await t.r.reconcile(REQ, ctx());
+    await t.callToEnd();
     const s = (await t.get()).status;
     expect(s).toMatchObject({
       phase: 'error',
@@ -232,10 +233,7 @@ describe('EvaluationReconciler: direct evaluations', () => {
       Kinds.Evaluation,
       evaluation({}, { phase: 'running', startTime: new Date(0).toISOString() }),
     );
-    const ending = t.runEnded();
-    await t.r.reconcile(REQ, ctx());
-    await ending;
-    await t.r.reconcile(REQ, ctx());
+    await t.callToEnd();
     expect((await t.get()).status?.phase).toBe('done');
   });
 
@@ -271,10 +269,7 @@ describe('EvaluationReconciler: query evaluations', () => {
         patch: { status: { phase: 'done', response: { content: 'Paris' }, conversationId: 'c1' } },
       },
     );
-    const ending = t.runEnded();
-    await t.r.reconcile(REQ, ctx());
-    await ending;
-    await t.r.reconcile(REQ, ctx());
+    await t.callToEnd();
     expect(t.calls[0]?.body).toMatchObject({
       type: 'query',
       input: 'Capital of France?',
