@@ -30,7 +30,20 @@ beforeAll(async () => {
   admin = new KubeConfig();
   admin.loadFromFile(cp.kubeconfigPath);
   up = spawnBerth(
-    ['up', '--namespace', NS, '--api-port', '0', '--broker-port', '0', '--state-dir', join(dir, 'state')],
+    // Every port free-chosen: the dashboard's default 3000 may be another test's at the same time.
+    [
+      'up',
+      '--namespace',
+      NS,
+      '--api-port',
+      '0',
+      '--broker-port',
+      '0',
+      '--dashboard-port',
+      '0',
+      '--state-dir',
+      join(dir, 'state'),
+    ],
     { ...process.env, KUBECONFIG: cp.kubeconfigPath, LOG_LEVEL: 'info' },
   );
   api = JSON.parse(await up.waitForLine(/"msg":"ready"/, 90_000)).api;
