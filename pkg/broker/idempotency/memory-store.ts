@@ -1,10 +1,5 @@
-import {
-  type Begun,
-  IDEMPOTENCY_DEFAULTS,
-  type IdempotencyOptions,
-  type IdempotencyStore,
-  type StoredResponse,
-} from './types.ts';
+import type { Begun, IdempotencyOptions, IdempotencyStore, StoredResponse } from './types.ts';
+import { idempotencyOptions } from './types.ts';
 
 interface Entry {
   response?: StoredResponse;
@@ -20,7 +15,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #now: () => number;
 
   constructor(opts: Partial<IdempotencyOptions> & { maxKeys?: number; now?: () => number } = {}) {
-    this.#o = { ...IDEMPOTENCY_DEFAULTS, ...opts };
+    this.#o = idempotencyOptions(opts);
     this.#max = opts.maxKeys ?? 100_000;
     this.#now = opts.now ?? Date.now;
   }

@@ -1,12 +1,7 @@
 import type pg from 'pg';
 import { guarded, LOCKS, type PgBackend } from '../pg/index.ts';
-import {
-  type Begun,
-  IDEMPOTENCY_DEFAULTS,
-  type IdempotencyOptions,
-  type IdempotencyStore,
-  type StoredResponse,
-} from './types.ts';
+import type { Begun, IdempotencyOptions, IdempotencyStore, StoredResponse } from './types.ts';
+import { idempotencyOptions } from './types.ts';
 
 // Claims the key: a new row, or one whose answer expired or whose claim was left unfinished.
 // Concurrent claims of one key serialize on its row: exactly one gets a row back.
@@ -25,7 +20,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
 
   constructor(backend: PgBackend, opts: Partial<IdempotencyOptions> = {}) {
     this.#pool = backend.database.pool;
-    this.#o = { ...IDEMPOTENCY_DEFAULTS, ...opts };
+    this.#o = idempotencyOptions(opts);
     backend.reaper.add({
       name: 'idempotency-keys',
       lockId: LOCKS.reapIdempotencyKeys,

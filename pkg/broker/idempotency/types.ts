@@ -27,4 +27,7 @@ export interface IdempotencyOptions {
   claimMs: number;
 }
 
-export const IDEMPOTENCY_DEFAULTS: IdempotencyOptions = { ttlMs: 24 * 3600_000, claimMs: 60_000 };
+/** A store's options: the defaults (keys kept a day, a claim taken over after a minute) with those given. */
+export function idempotencyOptions(given: Partial<IdempotencyOptions> = {}): IdempotencyOptions {
+  return { ttlMs: 24 * 3600_000, claimMs: 60_000, ...given };
+}
