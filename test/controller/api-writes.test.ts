@@ -25,27 +25,18 @@ let up: Spawned;
 let api: string;
 let admin: KubeConfig;
 
+// Every port free-chosen: the dashboard's default 3000 may be another test's at the same time.
+const FREE_PORTS = ['--api-port', '0', '--broker-port', '0', '--dashboard-port', '0'];
+
 beforeAll(async () => {
   cp = await startControlPlane({ crdDir: join(projectRoot(), 'crds'), stateDir: join(dir, 'cp') });
   admin = new KubeConfig();
   admin.loadFromFile(cp.kubeconfigPath);
-  up = spawnBerth(
-    // Every port free-chosen: the dashboard's default 3000 may be another test's at the same time.
-    [
-      'up',
-      '--namespace',
-      NS,
-      '--api-port',
-      '0',
-      '--broker-port',
-      '0',
-      '--dashboard-port',
-      '0',
-      '--state-dir',
-      join(dir, 'state'),
-    ],
-    { ...process.env, KUBECONFIG: cp.kubeconfigPath, LOG_LEVEL: 'info' },
-  );
+  up = spawnBerth(['up', '--namespace', NS, '--state-dir', join(dir, 'state'), ...FREE_PORTS], {
+    ...process.env,
+    KUBECONFIG: cp.kubeconfigPath,
+    LOG_LEVEL: 'info',
+  });
   api = JSON.parse(await up.waitForLine(/"msg":"ready"/, 90_000)).api;
 }, 180_000);
 

@@ -10,14 +10,18 @@ import { eventually } from '../support/wait.ts';
 const stateDir = mkdtempSync(join(tmpdir(), 'berth-up-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
+const FREE_PORTS = ['--api-port', '0', '--broker-port', '0', '--dashboard-port', '0'];
+
+/** `berth up` starting a control plane of its own in `dir` (KUBECONFIG unset). */
+function upWithOwnControlPlane(dir: string) {
+  const env = { ...process.env };
+  delete env.KUBECONFIG;
+  return spawnBerth(['up', '--state-dir', dir, ...FREE_PORTS], env);
+}
+
 describe('berth up', () => {
   it('starts a fresh control plane, prints how to reach it, and leaves nothing behind on Ctrl-C', async () => {
-    const env = { ...process.env };
-    delete env.KUBECONFIG;
-    const up = spawnBerth(
-      ['up', '--state-dir', stateDir, '--api-port', '0', '--broker-port', '0', '--dashboard-port', '0'],
-      env,
-    );
+    const up = upWithOwnControlPlane(stateDir);
     try {
       await up.waitForLine(/"msg":"ready"/, 120_000);
       const kubeconfig = join(stateDir, 'kubeconfig');
@@ -89,25 +93,10 @@ describe('berth up', () => {
   it('reuses the cluster KUBECONFIG points at', async () => {
     // Restricted to its own namespace so its controller never runs other test files' queries.
     const ns = await createNamespace('up-reuse');
-    const up = spawnBerth(
-      [
-        'up',
-        '--state-dir',
-        join(stateDir, 'unused'),
-        '--namespace',
-        ns,
-        '--api-port',
-        '0',
-        '--broker-port',
-        '0',
-        '--dashboard-port',
-        '0',
-      ],
-      {
-        ...process.env,
-        KUBECONFIG: inject('kubeconfig'),
-      },
-    );
+    const up = spawnBerth(['up', '--state-dir', join(stateDir, 'unused'), '--namespace', ns, ...FREE_PORTS], {
+      ...process.env,
+      KUBECONFIG: inject('kubeconfig'),
+    });
     try {
       const line = await up.waitForLine(/reusing the cluster KUBECONFIG points at/, 30_000);
       expect(line).toContain(inject('kubeServer'));
@@ -123,12 +112,7 @@ describe('berth up', () => {
   // is up so far and exits 0 instead of dying on the signal or waiting for the start-up to end.
   const interrupted = async (when: RegExp) => {
     const dir = mkdtempSync(join(stateDir, 'interrupted-'));
-    const env = { ...process.env };
-    delete env.KUBECONFIG;
-    const up = spawnBerth(
-      ['up', '--state-dir', dir, '--api-port', '0', '--broker-port', '0', '--dashboard-port', '0'],
-      env,
-    );
+    const up = upWithOwnControlPlane(dir);
     try {
       await up.waitForLine(when, 120_000);
     } finally {
