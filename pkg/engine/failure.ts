@@ -21,6 +21,20 @@ export function failedWith(reason: QueryEndReason, err: unknown): QueryFailure {
   return err instanceof QueryFailure ? err : new QueryFailure(reason, errorMessage(err), { cause: err });
 }
 
+/**
+ * `obj`, or a failure saying `<what> not found in namespace <namespace>`: `missing` is TargetNotFound
+ * for the query's own target, InvalidTarget (the default) for what the target references.
+ */
+export function found<T>(
+  obj: T | undefined,
+  what: string,
+  namespace: string,
+  missing: QueryEndReason = 'InvalidTarget',
+): T {
+  if (!obj) throw new QueryFailure(missing, `${what} not found in namespace ${namespace}`);
+  return obj;
+}
+
 /** The end reason of something a run threw (not canceled, not timed out). */
 export function reasonOf(err: unknown): QueryEndReason {
   return err instanceof QueryFailure ? err.reason : 'Failed';

@@ -5,7 +5,7 @@
  */
 import type { Context } from '@opentelemetry/api';
 import type { QueryEndReason, Tool } from '../../api/index.ts';
-import { QueryFailure } from '../failure.ts';
+import { found } from '../failure.ts';
 import type { ChatCompletionMessageParam, ChatCompletionTool, ToolCallRequest } from '../model-client.ts';
 import { errorMessage, type Scope, sanitizeName, type TargetResult } from '../scope.ts';
 import { inSpan } from '../tracing.ts';
@@ -65,9 +65,8 @@ export async function runAgent(
   /** TargetNotFound when the agent is the query's target, InvalidTarget when a team names it. */
   missing: QueryEndReason = 'InvalidTarget',
 ): Promise<TargetResult> {
-  const agent = scope.deps.lookup.agent(scope.namespace, name);
-  if (!agent) throw new QueryFailure(missing, `Agent ${name} not found in namespace ${scope.namespace}`);
   const owner = `Agent ${name}`;
+  const agent = found(scope.deps.lookup.agent(scope.namespace, name), owner, scope.namespace, missing);
   const model = requireModel(scope, agent.spec.modelRef?.name ?? 'default', owner);
   const { defs, byName } = functionTools(
     (agent.spec.tools ?? []).map((t) => requireTool(scope, t.name, owner)),

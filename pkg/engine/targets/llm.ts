@@ -3,7 +3,7 @@ import type { Context } from '@opentelemetry/api';
 import { APIError } from 'openai';
 import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { Model, QueryEndReason } from '../../api/index.ts';
-import { failedWith, QueryFailure } from '../failure.ts';
+import { failedWith, found, QueryFailure } from '../failure.ts';
 import { describeNetworkError } from '../http.ts';
 import {
   type ChatCompletionMessageParam,
@@ -102,18 +102,8 @@ export async function callModel(
   );
 }
 
-/**
- * The Model an agent (or a model target) names, or an error naming what is missing: `missing` is
- * TargetNotFound for the query's own target, InvalidTarget for a reference of it.
- */
-export function requireModel(
-  scope: Scope,
-  name: string,
-  by: string,
-  missing: QueryEndReason = 'InvalidTarget',
-): Model {
-  const model = scope.deps.lookup.model(scope.namespace, name);
-  if (!model)
-    throw new QueryFailure(missing, `${by}: Model ${name} not found in namespace ${scope.namespace}`);
-  return model;
+/** The Model an agent (or a model target) names, or an error naming what is missing (see `found`). */
+export function requireModel(scope: Scope, name: string, by: string, missing?: QueryEndReason): Model {
+  const { namespace } = scope;
+  return found(scope.deps.lookup.model(namespace, name), `${by}: Model ${name}`, namespace, missing);
 }

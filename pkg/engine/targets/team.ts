@@ -5,7 +5,7 @@
  * after the member); the team's answer is the last turn's answer. Member teams nest; cycles are refused.
  */
 import type { Context } from '@opentelemetry/api';
-import { QueryFailure } from '../failure.ts';
+import { found, QueryFailure } from '../failure.ts';
 import type { ChatCompletionMessageParam } from '../model-client.ts';
 import { type Scope, type TargetResult, toModelMessages } from '../scope.ts';
 import { inSpan } from '../tracing.ts';
@@ -20,13 +20,9 @@ export async function runTeam(
 ): Promise<TargetResult> {
   if (stack.includes(name))
     throw new QueryFailure('InvalidTarget', `Team ${name} contains itself: ${[...stack, name].join(' → ')}`);
-  const team = scope.deps.lookup.team(scope.namespace, name);
   // The query's own target (no team above it) is TargetNotFound; a member team, InvalidTarget.
-  if (!team)
-    throw new QueryFailure(
-      stack.length ? 'InvalidTarget' : 'TargetNotFound',
-      `Team ${name} not found in namespace ${scope.namespace}`,
-    );
+  const missing = stack.length ? 'InvalidTarget' : 'TargetNotFound';
+  const team = found(scope.deps.lookup.team(scope.namespace, name), `Team ${name}`, scope.namespace, missing);
   const { members, strategy = 'sequential' } = team.spec;
   const turns = strategy === 'round-robin' ? (team.spec.maxTurns ?? members.length) : members.length;
   scope.emit('TeamExecutionStart', `Team ${name} started`, {

@@ -1,21 +1,15 @@
 /** Tool calls (a `tool/<name>` query or an agent's function call), with events and a span. */
 import type { Context } from '@opentelemetry/api';
 import type { QueryEndReason, Tool } from '../../api/index.ts';
-import { QueryFailure } from '../failure.ts';
+import { found, QueryFailure } from '../failure.ts';
 import { cut, errorMessage, type Scope, type TargetResult } from '../scope.ts';
 import { callTool } from '../tool-client.ts';
 import { inSpan } from '../tracing.ts';
 
-/** The Tool named; missing: TargetNotFound for the query's own target, else InvalidTarget. */
-export function requireTool(
-  scope: Scope,
-  name: string,
-  by: string,
-  missing: QueryEndReason = 'InvalidTarget',
-): Tool {
-  const tool = scope.deps.lookup.tool(scope.namespace, name);
-  if (!tool) throw new QueryFailure(missing, `${by}: Tool ${name} not found in namespace ${scope.namespace}`);
-  return tool;
+/** The Tool an agent (or a tool target) names, or an error naming what is missing (see `found`). */
+export function requireTool(scope: Scope, name: string, by: string, missing?: QueryEndReason): Tool {
+  const { namespace } = scope;
+  return found(scope.deps.lookup.tool(namespace, name), `${by}: Tool ${name}`, namespace, missing);
 }
 
 export async function invokeTool(
