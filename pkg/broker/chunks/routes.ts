@@ -44,11 +44,9 @@ const streamQuery = z.object({
     .optional(),
 });
 
-type Deps = RouteDeps<{ chunks: ChunkStore }>;
+type ChunkRouteDeps = RouteDeps<{ chunks: ChunkStore }>;
 
-export const chunkRoutes: DomainRoutes<Deps> = { mount };
-
-function mount(app: AnyOpenAPIHono, deps: Deps): void {
+export function mountChunkRoutes(app: AnyOpenAPIHono, deps: ChunkRouteDeps): void {
   const store = deps.stores.chunks;
 
   route(
@@ -162,7 +160,7 @@ function mount(app: AnyOpenAPIHono, deps: Deps): void {
   });
 }
 
-async function ingest(c: Context, deps: Deps, query: string): Promise<Response> {
+async function ingest(c: Context, deps: ChunkRouteDeps, query: string): Promise<Response> {
   const store = deps.stores.chunks;
   const type = mediaTypeOf(c);
   let received = 0;
@@ -241,3 +239,5 @@ async function ingestNdjson(
   }
   await Promise.all(inFlight);
 }
+
+export const chunkRoutes: DomainRoutes<ChunkRouteDeps> = { mount: mountChunkRoutes };

@@ -78,6 +78,20 @@ export function pgFor(ctx: DomainContext, backend: string): PgBackend | undefine
 }
 
 /**
+ * The backend of a domain that feeds the session roll-up, and how it feeds it: with sessions on
+ * PostgreSQL too, a domain there rolls up inside its write's own transaction (`inTx`: once, by the
+ * writing replica), not from the change feed every replica receives (`inTx` undefined).
+ */
+export function feederBackend<T>(
+  ctx: DomainContext,
+  backend: string,
+  rollup: { inTx?: T | undefined },
+): { pg: PgBackend | undefined; inTx: T | undefined } {
+  const pg = pgFor(ctx, backend);
+  return { pg, inTx: pg ? rollup.inTx : undefined };
+}
+
+/**
  * What a domain's routes get: the broker's config, logger and hub, and the stores they serve
  * (`S`, e.g. `{ messages: MessageStore }`). BrokerDeps (deps.ts) is one, over every store.
  */

@@ -1,4 +1,4 @@
-import { type DomainContext, type FeedingDomain, openedDomain, pgFor } from '../core/domain.ts';
+import { type DomainContext, type FeedingDomain, feederBackend, openedDomain } from '../core/domain.ts';
 import { openJournal } from '../core/persist.ts';
 import { MemoryEventStore } from './memory-store.ts';
 import { EVENTS_TOPIC, eventMeta } from './topics.ts';
@@ -10,10 +10,7 @@ export async function openEvents(
   rollup: EventRollup,
 ): Promise<FeedingDomain<EventStore, EventRollup>> {
   const { config, hub } = ctx;
-  const pg = pgFor(ctx, config.backends.events);
-  // Sessions in PostgreSQL too roll events up in the insert's own transaction (on the writing
-  // replica only), not from the feed that every replica receives.
-  const inTx = pg ? rollup.inTx : undefined;
+  const { pg, inTx } = feederBackend(ctx, config.backends.events, rollup);
   const connect = (store: EventStore) =>
     store.onAppend((e) => {
       hub.publish(EVENTS_TOPIC, e.seq, eventMeta(e), e.json);

@@ -14,13 +14,11 @@ const tags = ['Events'];
 const eventsQuery = z.object({ session_id: z.string().min(1).optional(), ...listQueryShape });
 
 // The Query finalizer's purge of a query's events.
-const PURGE_QUERY = '/events/{queryId}';
+const PURGE_QUERY_EVENTS = '/events/{queryId}';
 
-type Deps = RouteDeps<{ events: EventStore }>;
+type EventRouteDeps = RouteDeps<{ events: EventStore }>;
 
-export const eventRoutes: DomainRoutes<Deps> = { mount, purges: [PURGE_QUERY] };
-
-function mount(app: AnyOpenAPIHono, deps: Deps): void {
+export function mountEventRoutes(app: AnyOpenAPIHono, deps: EventRouteDeps): void {
   const store = deps.stores.events;
 
   const list = async (c: Context, f: EventFilter, q: z.output<typeof eventsQuery>) => {
@@ -102,7 +100,7 @@ function mount(app: AnyOpenAPIHono, deps: Deps): void {
     app,
     createRoute({
       method: 'delete',
-      path: PURGE_QUERY,
+      path: PURGE_QUERY_EVENTS,
       tags,
       summary: "Delete a query's events (the Query finalizer); idempotent, sessions stay",
       description:
@@ -126,3 +124,8 @@ function mount(app: AnyOpenAPIHono, deps: Deps): void {
     },
   );
 }
+
+export const eventRoutes: DomainRoutes<EventRouteDeps> = {
+  mount: mountEventRoutes,
+  purges: [PURGE_QUERY_EVENTS],
+};

@@ -1,32 +1,24 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
-import { type RouteDeps, watchDeps } from '../core/domain.ts';
+import { watchDeps } from '../core/domain.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, idParam, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
 import { type DomainRoutes, listRoute } from '../core/routes.ts';
 import { serveWatch, watchHead, watchStart } from '../core/watch-route.ts';
+import type { MessageRouteDeps } from './routes.ts';
 import { conversationInfo, deleted } from './schemas.ts';
 import { CONVERSATIONS_TOPIC } from './topics.ts';
-import { conversationBody, type MessageStore } from './types.ts';
+import { conversationBody } from './types.ts';
 
 const tags = ['Conversations'];
 const listQuery = z.object(listQueryShape);
 
 // The Query finalizer's purges of a query's messages: everywhere, or in one conversation.
-const PURGE_QUERY = '/queries/{queryId}/messages';
-const PURGE_QUERY_IN_CONVERSATION = '/conversations/{conversationId}/queries/{queryId}/messages';
+const PURGE_QUERY_MESSAGES = '/queries/{queryId}/messages';
+const PURGE_QUERY_MESSAGES_IN_CONVERSATION = '/conversations/{conversationId}/queries/{queryId}/messages';
 
-type Deps = RouteDeps<{ messages: MessageStore }>;
-
-/** Conversations and the memory contract's per-query purges (messages live in the same store). */
-export const conversationRoutes: DomainRoutes<Deps> = {
-  mount,
-  purges: [PURGE_QUERY, PURGE_QUERY_IN_CONVERSATION],
-  writes: ['/conversations'],
-};
-
-function mount(app: AnyOpenAPIHono, deps: Deps): void {
+export function mountConversationRoutes(app: AnyOpenAPIHono, deps: MessageRouteDeps): void {
   const store = deps.stores.messages;
 
   route(
@@ -177,7 +169,7 @@ function mount(app: AnyOpenAPIHono, deps: Deps): void {
     app,
     createRoute({
       method: 'delete',
-      path: PURGE_QUERY,
+      path: PURGE_QUERY_MESSAGES,
       tags,
       summary: "Delete a query's messages in every conversation (the Query finalizer's purge); idempotent",
       request: { params: idParam('queryId') },
@@ -193,7 +185,7 @@ function mount(app: AnyOpenAPIHono, deps: Deps): void {
     app,
     createRoute({
       method: 'delete',
-      path: PURGE_QUERY_IN_CONVERSATION,
+      path: PURGE_QUERY_MESSAGES_IN_CONVERSATION,
       tags,
       summary: "Delete a query's messages in one conversation",
       request: { params: z.object({ conversationId: z.string().min(1), queryId: z.string().min(1) }) },
@@ -216,3 +208,10 @@ function mount(app: AnyOpenAPIHono, deps: Deps): void {
     },
   );
 }
+
+/** Conversations and the memory contract's per-query purges (messages live in the same store). */
+export const conversationRoutes: DomainRoutes<MessageRouteDeps> = {
+  mount: mountConversationRoutes,
+  purges: [PURGE_QUERY_MESSAGES, PURGE_QUERY_MESSAGES_IN_CONVERSATION],
+  writes: ['/conversations'],
+};

@@ -1,4 +1,4 @@
-import { type DomainContext, type FeedingDomain, openedDomain, pgFor } from '../core/domain.ts';
+import { type DomainContext, type FeedingDomain, feederBackend, openedDomain } from '../core/domain.ts';
 import { openJournal } from '../core/persist.ts';
 import { MemoryMessageStore } from './memory-store.ts';
 import { CONVERSATIONS_TOPIC, MESSAGES_TOPIC, messageMeta } from './topics.ts';
@@ -13,10 +13,7 @@ export async function openMessages(
   rollup: MessageRollup,
 ): Promise<FeedingDomain<MessageStore, MessageRollup>> {
   const { config, hub } = ctx;
-  const pg = pgFor(ctx, config.backends.messages);
-  // Sessions in PostgreSQL too roll messages up in the append's own transaction (once, by the
-  // writing replica), not from the feed that every replica receives.
-  const inTx = pg ? rollup.inTx : undefined;
+  const { pg, inTx } = feederBackend(ctx, config.backends.messages, rollup);
   const connect = (store: MessageStore) => {
     store.onAppend((m) => {
       hub.publish(MESSAGES_TOPIC, m.seq, messageMeta(m), m.json);

@@ -11,12 +11,9 @@ import { type MessageFilter, type MessageStore, messagesBody, withoutSequence } 
 
 const tags = ['Messages'];
 
-type Deps = RouteDeps<{ messages: MessageStore }>;
+export type MessageRouteDeps = RouteDeps<{ messages: MessageStore }>;
 
-/** Messages: `/messages` (POST: the engine's memory writes) and `/memory-status`. */
-export const messageRoutes: DomainRoutes<Deps> = { mount, writes: ['/messages'] };
-
-function mount(app: AnyOpenAPIHono, deps: Deps): void {
+export function mountMessageRoutes(app: AnyOpenAPIHono, deps: MessageRouteDeps): void {
   const store = deps.stores.messages;
 
   route(
@@ -125,3 +122,9 @@ function mount(app: AnyOpenAPIHono, deps: Deps): void {
     async (c) => c.json(await store.status(), 200),
   );
 }
+
+/** Messages: `/messages` (POST: the engine's memory writes) and `/memory-status`. */
+export const messageRoutes: DomainRoutes<MessageRouteDeps> = {
+  mount: mountMessageRoutes,
+  writes: ['/messages'],
+};

@@ -11,11 +11,9 @@ import { type SessionStore, type SessionView, sessionBody, sessionsQuery } from 
 const tags = ['Sessions'];
 const listQuery = sessionsQuery.extend(listQueryShape);
 
-type Deps = RouteDeps<{ sessions: SessionStore }>;
+type SessionRouteDeps = RouteDeps<{ sessions: SessionStore }>;
 
-export const sessionRoutes: DomainRoutes<Deps> = { mount };
-
-function mount(app: AnyOpenAPIHono, deps: Deps): void {
+export function mountSessionRoutes(app: AnyOpenAPIHono, deps: SessionRouteDeps): void {
   const store = deps.stores.sessions;
 
   route(
@@ -98,3 +96,5 @@ function mount(app: AnyOpenAPIHono, deps: Deps): void {
     purge: () => store.purge(),
   });
 }
+
+export const sessionRoutes: DomainRoutes<SessionRouteDeps> = { mount: mountSessionRoutes };

@@ -12,9 +12,7 @@ import { traceJson } from './types.ts';
 const tags = ['Traces'];
 export const OTLP_TRACES_PATH = '/v1/traces';
 
-export const traceRoutes: DomainRoutes<TraceDeps> = { mount };
-
-function mount(app: AnyOpenAPIHono, deps: TraceDeps): void {
+export function mountTraceRoutes(app: AnyOpenAPIHono, deps: TraceDeps): void {
   const store = deps.stores.traces;
 
   route(
@@ -98,3 +96,5 @@ function mount(app: AnyOpenAPIHono, deps: TraceDeps): void {
     purge: () => store.purge(),
   });
 }
+
+export const traceRoutes: DomainRoutes<TraceDeps> = { mount: mountTraceRoutes };
