@@ -5,6 +5,7 @@ import { startGatewayServer } from '../pkg/gateway/server.ts';
 import { otlpTracesTarget } from '../pkg/http/otel/index.ts';
 import { InformerCache } from '../pkg/kube/cache.ts';
 import { createLogger } from '../pkg/log/index.ts';
+import { settleAfterStart } from './settle.ts';
 import { catchStopSignals } from './signals.ts';
 
 export interface ApiCliOptions {
@@ -51,6 +52,7 @@ export async function runApi(opts: ApiCliOptions): Promise<void> {
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     compatWaitTimeoutMs: env.COMPAT_WAIT_TIMEOUT_SECONDS * 1000,
   });
+  settleAfterStart(logger);
   const graceMs = env.SHUTDOWN_GRACE_SECONDS * 1000;
   signals.stopWith(
     logger,

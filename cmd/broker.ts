@@ -10,6 +10,7 @@ import { startBroker } from '../pkg/broker/server.ts';
 import { shutdownGraceSeconds } from '../pkg/http/index.ts';
 import type { Logger } from '../pkg/log/index.ts';
 import { createLogger } from '../pkg/log/index.ts';
+import { settleAfterStart } from './settle.ts';
 import { catchStopSignals } from './signals.ts';
 
 /**
@@ -48,6 +49,7 @@ export async function runBroker(opts: { port?: number }): Promise<void> {
     console.error(`berth broker: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   }
+  settleAfterStart(logger);
   signals.stopWith(logger, () => broker.close(graceMs), { graceMs });
 }
 

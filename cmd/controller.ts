@@ -3,6 +3,7 @@ import { startController } from '../pkg/controller/index.ts';
 import { createQueryEngine, parseDuration } from '../pkg/engine/index.ts';
 import { createLogger } from '../pkg/log/index.ts';
 import type { ControllerCliOptions } from './controller-options.ts';
+import { settleAfterStart } from './settle.ts';
 import { catchStopSignals } from './signals.ts';
 
 function ms(value: string, flag: string): number {
@@ -84,6 +85,7 @@ export async function runController(opts: ControllerCliOptions): Promise<void> {
     metrics: { port: opts.metricsPort, certFile: opts.metricsCertFile, keyFile: opts.metricsKeyFile },
     logger,
   });
+  settleAfterStart(logger);
   logger.info({ probesPort: running.probesPort, metricsPort: running.metricsPort }, 'ready');
 
   signals.stopWith(logger, async () => {

@@ -1,6 +1,7 @@
 import { startDashboardServer } from '../pkg/dashboard/server.ts';
 import { type DashboardSettings, loadDashboardSettings, SettingsError } from '../pkg/dashboard/settings.ts';
 import { createLogger } from '../pkg/log/index.ts';
+import { settleAfterStart } from './settle.ts';
 import { catchStopSignals } from './signals.ts';
 
 /**
@@ -26,5 +27,6 @@ export async function runDashboard(opts: { port: number }): Promise<void> {
   }
   const logger = createLogger({ name: 'dashboard', level: settings.logLevel });
   const dashboard = await startDashboardServer({ settings, logger, port: opts.port });
+  settleAfterStart(logger);
   signals.stopWith(logger, () => dashboard.close());
 }

@@ -16,6 +16,7 @@ import { projectRoot, startControlPlane } from '../pkg/kube/controlplane/index.t
 import { KubeError } from '../pkg/kube/errors.ts';
 import { CoreKinds } from '../pkg/kube/kinds.ts';
 import { createLogger, type Logger } from '../pkg/log/index.ts';
+import { settleAfterStart } from './settle.ts';
 import { catchStopSignals, Started } from './signals.ts';
 import { seedLocalObjects } from './up-seed.ts';
 
@@ -208,5 +209,6 @@ export async function runUp(opts: UpOptions): Promise<void> {
   console.log(
     `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n  dashboard:       ${dashboard.url}/  (AUTH_MODE ${uiSettings.mode})\n`,
   );
+  settleAfterStart(log);
   log.info({ api: api.url, broker: broker.url, dashboard: dashboard.url }, 'ready');
 }

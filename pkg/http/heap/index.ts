@@ -1,3 +1,4 @@
+import { memoryUsage } from 'node:process';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -18,11 +19,14 @@ let collect: Collect | undefined;
  * instead of ~188 MB (docs/broker.md "Footprint"). It pauses the process for tens of milliseconds,
  * before it takes traffic.
  */
-export function releaseStartupGarbage(): void {
+export function releaseStartupGarbage(): { rssBefore: number; rssAfter: number; ms: number } {
+  const rssBefore = memoryUsage.rss();
+  const t0 = performance.now();
   if (!collect) {
     // `gc` exists only in contexts created after --expose-gc is set; the main context stays as it was.
     setFlagsFromString('--expose-gc');
     collect = runInNewContext('gc') as Collect;
   }
   collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  return { rssBefore, rssAfter: memoryUsage.rss(), ms: Math.round(performance.now() - t0) };
 }
