@@ -1,5 +1,5 @@
 import type { Evaluation } from '../../api/index.ts';
-import { completedCondition, formatDuration } from '../query/status.ts';
+import { completedCondition, formatDuration } from '../runs/status.ts';
 import type { EvaluateResult } from './call.ts';
 
 /** A long LLM-judge explanation would bloat every watch event of the object: status keeps its start. */

@@ -6,8 +6,8 @@ import { type Client, hasFinalizer, removeFinalizer } from '../../kube/client/in
 import type { ReconcileContext, ReconcileResult } from '../../kube/controller.ts';
 import type { EventRecorder } from '../../kube/events.ts';
 import type { Runs } from '../runs/index.ts';
+import { formatDuration } from '../runs/status.ts';
 import { type PurgeStep, purgeEvents, purgeMessages } from './purge.ts';
-import { formatDuration } from './status.ts';
 
 export interface FinalizerDeps {
   client: Client;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Query } from '../../api/index.ts';
-import { endedWithoutRun, finishedStatus, formatDuration, runningStatus } from './status.ts';
+import { formatDuration } from '../runs/status.ts';
+import { endedWithoutRun, finishedStatus, runningStatus } from './status.ts';
 
 const q = {
   apiVersion: 'berth.dev/v1alpha1',

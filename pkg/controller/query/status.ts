@@ -1,5 +1,4 @@
 import {
-  type Condition,
   endReasonOf,
   QUERY_RUNNING_REASON,
   type Query,
@@ -7,32 +6,7 @@ import {
   type QueryStatus,
 } from '../../api/index.ts';
 import type { QueryOutcome } from '../../engine/contract.ts';
-
-/** A duration as Kubernetes users read them (Go style): 850ms, 12.5s, 3m4.2s, 1h2m3s. */
-export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
-  const h = Math.floor(ms / 3_600_000);
-  const m = Math.floor((ms % 3_600_000) / 60_000);
-  const s = Number(((ms % 60_000) / 1000).toFixed(3));
-  return `${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
-}
-
-export function completedCondition(
-  status: Condition['status'],
-  reason: string,
-  message: string,
-  now: string,
-  generation?: number,
-): Condition {
-  return {
-    type: 'Completed',
-    status,
-    reason,
-    message,
-    lastTransitionTime: now,
-    ...(generation === undefined ? {} : { observedGeneration: generation }),
-  };
-}
+import { completedCondition, formatDuration } from '../runs/status.ts';
 
 /** Status for the pending → running transition. */
 export function runningStatus(q: Query, now: Date): QueryStatus {
