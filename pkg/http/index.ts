@@ -3,16 +3,24 @@ export { type AccessLogOptions, accessLog } from './access-log/index.ts';
 export { type BodyLimitVariables, bodyLimit, bodyTooLarge } from './body-limit/index.ts';
 export { TickCoalescer } from './coalesce/index.ts';
 export {
+  type CodeWithStatus,
+  ERROR_CODES,
   type ErrorBody,
+  type ErrorCode,
   type ErrorHandlerOptions,
   type ErrorMapper,
   type ErrorRenderer,
   errorBody,
   errorHandler,
   HttpError,
+  type HttpErrorOptions,
+  httpError,
   notFoundHandler,
+  relayedError,
   renderEnvelope,
+  type StatusOf,
   sendError,
+  statusOf,
   validationHook,
 } from './errors/index.ts';
 export { type HealthOptions, mountHealthRoutes, type Readiness } from './health/index.ts';

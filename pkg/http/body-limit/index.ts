@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { sendError } from '../errors/envelope.ts';
+import { httpError } from '../errors/codes.ts';
+import { renderEnvelope } from '../errors/envelope.ts';
 
 /** What `bodyLimit()` sets on an app's context. */
 export type BodyLimitVariables = {
@@ -7,7 +8,8 @@ export type BodyLimitVariables = {
   bodyTooLarge: string;
 };
 
-const tooLarge = (c: Context, message: string) => sendError(c, 413, 'payload_too_large', message);
+// Answered here rather than thrown: the middleware also replaces a response after `next()`.
+const tooLarge = (c: Context, message: string) => renderEnvelope(c, httpError('payload_too_large', message));
 
 /**
  * Request body cap. A declared `content-length` over the cap is refused at once; a chunked body is

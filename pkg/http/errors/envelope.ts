@@ -13,6 +13,10 @@ export function errorBody(c: Context, code: string, message: string, details?: u
   };
 }
 
+/**
+ * The envelope written at once, with a status given by hand. What a handler reports it throws
+ * instead (`httpError`, codes.ts); the broker's routes still answer this way (issue 28: to convert).
+ */
 export function sendError(
   c: Context,
   status: ContentfulStatusCode,
@@ -26,6 +30,9 @@ export function sendError(
 /**
  * A failure a handler throws instead of answering itself: the app's one error handler renders it
  * (as the envelope, or in a sub-app's own shape), so no handler needs a try/catch to report one.
+ * Made with `httpError(code, …)` (codes.ts), which takes the status from ERROR_CODES; the
+ * constructor, which takes any status and code, remains for the broker and /compat/v1 until they
+ * are converted.
  */
 export class HttpError extends Error {
   override name = 'HttpError';

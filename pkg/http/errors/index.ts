@@ -4,8 +4,19 @@ import type { Logger } from '../../log/index.ts';
 import { bodyTooLarge } from '../body-limit/index.ts';
 import { jsonTooDeepOf } from '../json-body/index.ts';
 import { requestIdOf } from '../request-id/index.ts';
-import { type ErrorMapper, type ErrorRenderer, HttpError, renderEnvelope, sendError } from './envelope.ts';
+import { httpError, relayedError } from './codes.ts';
+import { type ErrorMapper, type ErrorRenderer, HttpError, renderEnvelope } from './envelope.ts';
 
+export {
+  type CodeWithStatus,
+  ERROR_CODES,
+  type ErrorCode,
+  type HttpErrorOptions,
+  httpError,
+  relayedError,
+  type StatusOf,
+  statusOf,
+} from './codes.ts';
 export {
   type ErrorBody,
   type ErrorMapper,
@@ -56,7 +67,7 @@ export function validationHook(
     .flatMap(flatten)
     .map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
   const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-  return sendError(c, 400, 'invalid_request', `invalid request: ${summary}`, { issues });
+  return renderEnvelope(c, httpError('invalid_request', `invalid request: ${summary}`, { issues }));
 }
 
 export interface ErrorHandlerOptions {
@@ -67,8 +78,8 @@ export interface ErrorHandlerOptions {
 }
 
 /**
- * `app.onError`, the one place a thrown error becomes a response: handlers throw (HttpError, or
- * what a mapper knows, e.g. a KubeError) and never catch only to report. Client faults keep their
+ * `app.onError`, the one place a thrown error becomes a response: handlers throw (`httpError(code,
+ * …)`, or what a mapper knows, e.g. a KubeError) and never catch only to report. Client faults keep their
  * 4xx (a body over the limit, or JSON nested too deep, surfaces as a read failure inside whatever
  * read it, so those flags are checked first); anything unknown is a 500 whose details stay in the log, tied to the
  * request id.
@@ -81,10 +92,7 @@ export function errorHandler(logger: Logger, opts: ErrorHandlerOptions = {}): Er
     const where = { method: c.req.method, path: c.req.path, requestId: requestIdOf(c) };
     if (!known) {
       logger.error({ err, ...where }, 'unhandled error');
-      return render(
-        c,
-        new HttpError(500, 'internal', 'internal error; see the server log with this request id'),
-      );
+      return render(c, httpError('internal', 'internal error; see the server log with this request id'));
     }
     // A 5xx the code knows (an upstream that is down, a query that failed) is for operators to see,
     // but it is not a bug: warn, with what failed and no stack.
@@ -100,9 +108,9 @@ export function errorHandler(logger: Logger, opts: ErrorHandlerOptions = {}): Er
 
 function classify(err: Error, c: Context, mappers: ErrorMapper[]): HttpError | undefined {
   const tooLarge = bodyTooLarge(c);
-  if (tooLarge) return new HttpError(413, 'payload_too_large', tooLarge);
+  if (tooLarge) return httpError('payload_too_large', tooLarge);
   const tooDeep = jsonTooDeepOf(c);
-  if (tooDeep) return new HttpError(400, 'json_too_deep', tooDeep);
+  if (tooDeep) return httpError('json_too_deep', tooDeep);
   if (err instanceof HttpError) return err;
   for (const map of mappers) {
     const mapped = map(err);
@@ -111,11 +119,12 @@ function classify(err: Error, c: Context, mappers: ErrorMapper[]): HttpError | u
   if (err instanceof HTTPException && err.status < 500) {
     // Hono's JSON validator says "Malformed JSON in request body"; a hand-parsed body throws SyntaxError.
     const code = err.message.startsWith('Malformed JSON') ? 'invalid_json' : 'invalid_request';
-    return new HttpError(err.status, code, err.message || 'invalid request');
+    // Hono's own status (a 400 from its validators) is kept.
+    return relayedError(err.status, code, err.message || 'invalid request');
   }
-  if (err instanceof SyntaxError) return new HttpError(400, 'invalid_json', `malformed JSON: ${err.message}`);
+  if (err instanceof SyntaxError) return httpError('invalid_json', `malformed JSON: ${err.message}`);
   return undefined;
 }
 
 export const notFoundHandler: NotFoundHandler = (c) =>
-  sendError(c, 404, 'not_found', `no route for ${c.req.method} ${c.req.path}`);
+  renderEnvelope(c, httpError('not_found', `no route for ${c.req.method} ${c.req.path}`));

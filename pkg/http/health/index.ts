@@ -1,14 +1,17 @@
 import { createRoute, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { sendError } from '../errors/index.ts';
+import { type CodeWithStatus, httpError, renderEnvelope } from '../errors/index.ts';
 import { type AnyOpenAPIHono, route } from '../openapi/index.ts';
 
-/** A readiness verdict: ready with details, or not ready with a code and a reason (and headers). */
+/**
+ * A readiness verdict: ready with details, or not ready with a code and a reason (and headers).
+ * The code is one whose status is 503, the answer of `/readyz` when not ready.
+ */
 export type Readiness =
   | { ready: true; details?: Record<string, unknown> }
   | {
       ready: false;
-      code: string;
+      code: CodeWithStatus<503>;
       message: string;
       details?: unknown;
       headers?: Record<string, string>;
@@ -65,7 +68,8 @@ export function mountHealthRoutes(app: AnyOpenAPIHono, opts: HealthOptions): voi
       const r = await opts.readiness();
       if (r.ready) return c.json({ status: 'ready', ...r.details }, 200);
       for (const [name, value] of Object.entries(r.headers ?? {})) c.header(name, value);
-      return sendError(c, 503, r.code, r.message, r.details);
+      // Answered, not thrown: "not ready" is what the probe asks, not a failure to log.
+      return renderEnvelope(c, httpError(r.code, r.message, r.details));
     },
   );
 }

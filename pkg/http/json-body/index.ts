@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { HttpError } from '../errors/envelope.ts';
+import { httpError } from '../errors/codes.ts';
 import { mediaTypeOf } from '../media-type/index.ts';
 
 /** What `jsonDepthLimit()` sets on an app's context. */
@@ -25,7 +25,7 @@ export const jsonTooDeepMessage = (limit: number) =>
   `JSON body is nested more than ${limit} levels deep (the limit of this service)`;
 
 /** 400 `json_too_deep`: the caller's document, not the service, is at fault. */
-export const jsonTooDeep = (limit: number) => new HttpError(400, 'json_too_deep', jsonTooDeepMessage(limit));
+export const jsonTooDeep = (limit: number) => httpError('json_too_deep', jsonTooDeepMessage(limit));
 
 /**
  * Whether arrays and objects in JSON text nest deeper than `limit`. A scan, not a parse: string

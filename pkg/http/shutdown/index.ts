@@ -1,6 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Env, MiddlewareHandler } from 'hono';
-import { sendError } from '../errors/index.ts';
+import { httpError, renderEnvelope } from '../errors/index.ts';
 
 /** Default of SHUTDOWN_GRACE_SECONDS: inside Kubernetes' default 30 s terminationGracePeriodSeconds. */
 export const DEFAULT_SHUTDOWN_GRACE_SECONDS = 25;
@@ -72,7 +72,11 @@ export class Drain {
       c.header('connection', 'close');
       if (allowed(c.req.path)) return next();
       c.header('retry-after', '1');
-      return sendError(c, 503, 'shutting_down', 'the server is shutting down; retry on another instance');
+      // Answered, not thrown: a refusal while draining is expected, not a failure to log.
+      return renderEnvelope(
+        c,
+        httpError('shutting_down', 'the server is shutting down; retry on another instance'),
+      );
     };
   }
 

@@ -1,0 +1,140 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { HttpError } from './envelope.ts';
+
+/**
+ * Every error code a Berth server answers with, and its HTTP status: one vocabulary for the broker,
+ * the API service (`/v1`, `/compat/v1`) and the dashboard. A handler names the code
+ * (`throw httpError('not_found', …)`) and the status comes from here, so the two cannot disagree.
+ * A code answered with more than one status lists them, the usual one first (docs/api.md says
+ * when each applies). What each code means and who answers it: docs/api.md, "Error codes"; a test
+ * keeps that table and this one in step.
+ */
+export const ERROR_CODES = {
+  // The request as sent (pkg/http, every server).
+  invalid_request: 400,
+  invalid_json: 400,
+  json_too_deep: 400,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  // Who is asking.
+  unauthorized: 401,
+  forbidden: 403,
+  impersonation_forbidden: 403,
+  rate_limited: 429,
+  auth_unavailable: 503,
+  // API keys.
+  parent_key_inactive: 403,
+  invalid_expiry: 422,
+  // The Kubernetes API server's answers (pkg/gateway/kube-error-mapper.ts); `invalid` is also the
+  // 400 of a Secret write the API refuses before the API server sees it.
+  bad_request: 400,
+  invalid_resource_version: 400,
+  already_exists: 409,
+  conflict: 409,
+  gone: 410,
+  object_too_large: 413,
+  invalid: [422, 400],
+  timeout: 504,
+  // 502 from /compat/v1, whose upstream the API server is.
+  kubernetes_unavailable: [503, 502],
+  // 502, or the API server's own status when no other code names it (`relayedError`).
+  kubernetes_error: 502,
+  // Marketplace sources.
+  credential_required: 400,
+  credential_rejected: 400,
+  invalid_name: 422,
+  invalid_url: 422,
+  address_not_allowed: 422,
+  source_unreachable: 422,
+  // The broker seen from the API service.
+  broker_error: 502,
+  broker_not_configured: 503,
+  broker_unavailable: 503,
+  // /compat/v1 chat completions (the Query's end reasons: pkg/gateway/compat/end-answers.ts).
+  invalid_model: 400,
+  invalid_value: 400,
+  invalid_query: 400,
+  query_create_failed: 400,
+  model_not_found: 404,
+  invalid_target: 500,
+  query_canceled: 500,
+  query_failed: 500,
+  query_orphaned: 500,
+  query_purged: 500,
+  model_error: 502,
+  tool_error: 502,
+  memory_error: 502,
+  stream_broken: 502,
+  stream_ended: 502,
+  // The broker's own.
+  invalid_chunk: 400,
+  invalid_encoding: 400,
+  invalid_idempotency_key: 400,
+  invalid_otlp: 400,
+  idempotency_key_in_use: 409,
+  unsupported_encoding: 415,
+  decoder_unavailable: 503,
+  storage_unavailable: 503,
+  // The dashboard's sign-in and proxy.
+  signin_failed: 400,
+  signin_state_missing: 400,
+  csrf_token_invalid: 403,
+  api_unreachable: 502,
+  provider_unavailable: 503,
+  // The server itself.
+  internal: 500,
+  not_ready: 503,
+  shutting_down: 503,
+} as const satisfies Record<string, ContentfulStatusCode | readonly ContentfulStatusCode[]>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+type Entry<C extends ErrorCode> = (typeof ERROR_CODES)[C];
+
+/** The statuses a code may be answered with (one, for most). */
+export type StatusOf<C extends ErrorCode> = Entry<C> extends readonly (infer S)[] ? S : Entry<C>;
+
+/** The codes answered with one status, e.g. `CodeWithStatus<503>` for what `/readyz` may say. */
+export type CodeWithStatus<S extends ContentfulStatusCode> = {
+  [C in ErrorCode]: StatusOf<C> extends S ? C : never;
+}[ErrorCode];
+
+/** A code's usual status. */
+export function statusOf(code: ErrorCode): ContentfulStatusCode {
+  const entry: ContentfulStatusCode | readonly ContentfulStatusCode[] = ERROR_CODES[code];
+  return typeof entry === 'number' ? entry : (entry[0] as ContentfulStatusCode);
+}
+
+export interface HttpErrorOptions<C extends ErrorCode> {
+  /** Response headers the error handler adds (`retry-after`, `www-authenticate`, `allow`). */
+  headers?: Record<string, string>;
+  /** Another of the code's statuses (only those ERROR_CODES lists for it). */
+  status?: StatusOf<C>;
+}
+
+/** The failure a handler throws: the code names the fault, ERROR_CODES gives its status. */
+export function httpError<C extends ErrorCode>(
+  code: C,
+  message: string,
+  details?: unknown,
+  opts: HttpErrorOptions<C> = {},
+): HttpError {
+  const status = (opts.status as ContentfulStatusCode | undefined) ?? statusOf(code);
+  return new HttpError(status, code, message, details, opts.headers);
+}
+
+/**
+ * A failure whose status another server chose and this one passes on (the Kubernetes API
+ * server's, for `kubernetes_error`): the code is still one of ERROR_CODES.
+ */
+export function relayedError(
+  status: ContentfulStatusCode,
+  code: ErrorCode,
+  message: string,
+  details?: unknown,
+  headers?: Record<string, string>,
+): HttpError {
+  return new HttpError(status, code, message, details, headers);
+}
