@@ -1,14 +1,16 @@
-import { HttpError } from '../http/index.ts';
+import { type CodeWithStatus, HttpError, statusOf } from '../http/index.ts';
+
+type ApiKeyStatus = 400 | 403 | 404 | 409 | 422 | 503;
 
 /**
- * A failure of the API key service with the status and code its routes answer: an HttpError, so
- * the routes' error handler (pkg/http) renders it like any other.
+ * A failure of the API key service with the code its routes answer (the status is the code's, in
+ * pkg/http's ERROR_CODES): an HttpError, so the routes' error handler renders it like any other.
  */
 export class ApiKeyError extends HttpError {
   override name = 'ApiKeyError';
-  declare readonly status: 400 | 403 | 404 | 409 | 422 | 503;
+  declare readonly status: ApiKeyStatus;
 
-  constructor(status: ApiKeyError['status'], code: string, message: string) {
-    super(status, code, message);
+  constructor(code: CodeWithStatus<ApiKeyStatus>, message: string) {
+    super(statusOf(code), code, message);
   }
 }

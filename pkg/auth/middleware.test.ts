@@ -1,5 +1,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { errorHandler } from '../http/index.ts';
+import { createLogger } from '../log/index.ts';
 import type { ApiKeyVerifier } from './api-keys/types.ts';
 import { JwtError, type JwtVerifier } from './jwt.ts';
 import { type AuthVariables, authMiddleware } from './middleware.ts';
@@ -41,6 +43,8 @@ const jwt: JwtVerifier = {
 
 function app(mode: AuthMode, publicPaths?: string[]) {
   const a = new Hono<{ Variables: AuthVariables }>();
+  // The middleware throws its refusals; the app's error handler renders them, as in the API service.
+  a.onError(errorHandler(createLogger({ level: 'silent' })));
   a.use('*', authMiddleware({ mode, apiKeys, jwt, publicPaths }));
   a.all('*', (c) => c.json(c.get('principal')));
   return a;

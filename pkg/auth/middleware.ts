@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { loggedText } from '../http/access-log/index.ts';
-import { sendError } from '../http/index.ts';
+import { httpError } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ApiKeyVerifier } from './api-keys/types.ts';
 import { readCredential } from './credentials.ts';
@@ -31,6 +31,8 @@ export interface AuthMiddlewareOptions {
 
 /**
  * The API service's authentication, per AUTH_MODE. Sets `c.get('principal')` for the routes.
+ * A refusal is thrown (401 `unauthorized`, 403, 429): the app's `onError` (pkg/http's
+ * `errorHandler`) renders it, with the challenges set here.
  * Client-supplied `Impersonate-*` headers are refused in every mode: identities reach Kubernetes
  * only through what this middleware established, never through what the client claims.
  */
@@ -45,12 +47,13 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<A
     `Bearer realm="${realm}"` +
     (error ? `, error="${error}", error_description="${(description ?? '').replace(/["\\]/g, '')}"` : '');
 
+  // Thrown, for the app's error handler to render; the challenges (one per scheme) are set here.
   const unauthorized = (c: Context<AuthEnv>, reason: string, message: string, bearerError?: string) => {
     c.set('authFailure', reason);
     if (acceptsApiKeys(mode)) c.header('WWW-Authenticate', basicChallenge, { append: true });
     if (acceptsJwt(mode))
       c.header('WWW-Authenticate', bearerChallenge(bearerError, message), { append: true });
-    return sendError(c, 401, 'unauthorized', message);
+    return httpError('unauthorized', message);
   };
 
   return async (c, next) => {
@@ -61,9 +64,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<A
         'refused client-supplied impersonation header',
       );
       c.set('authFailure', 'impersonation_header');
-      return sendError(
-        c,
-        403,
+      throw httpError(
         'impersonation_forbidden',
         `the ${impersonation} header is not accepted: the API service decides whom it acts as`,
       );
@@ -76,9 +77,9 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<A
     let principal: Principal;
     switch (cred.kind) {
       case 'none':
-        return unauthorized(c, 'missing_credentials', missingMessage(mode));
+        throw unauthorized(c, 'missing_credentials', missingMessage(mode));
       case 'malformed':
-        return unauthorized(
+        throw unauthorized(
           c,
           'malformed_credentials',
           cred.message,
@@ -86,7 +87,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<A
         );
       case 'api-key': {
         if (!acceptsApiKeys(mode) || !apiKeys)
-          return unauthorized(
+          throw unauthorized(
             c,
             'api_key_not_accepted',
             `API keys are not accepted in ${mode} mode; send a bearer JWT`,
@@ -96,14 +97,13 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<A
           // Answered without bcrypt: the bound on wrong secrets (api-keys/bcrypt-gate.ts).
           logger?.debug({ publicKey: cred.publicKey, scope: result.scope }, 'API key attempt limited');
           c.set('authFailure', 'api_key_rate_limited');
-          c.header('Retry-After', String(result.retryAfterSec));
-          return sendError(
-            c,
-            429,
+          throw httpError(
             'rate_limited',
             result.scope === 'key'
               ? `too many failed attempts with this API key; retry in ${result.retryAfterSec} s`
               : `too many API key verifications at once; retry in ${result.retryAfterSec} s`,
+            undefined,
+            { headers: { 'retry-after': String(result.retryAfterSec) } },
           );
         }
         if (!result.ok) {
@@ -111,7 +111,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<A
             { publicKey: cred.publicKey, reason: result.reason, form: cred.form },
             'API key refused',
           );
-          return unauthorized(c, `api_key_${result.reason}`, 'invalid, revoked or expired API key');
+          throw unauthorized(c, `api_key_${result.reason}`, 'invalid, revoked or expired API key');
         }
         principal = {
           kind: 'api-key',
@@ -124,7 +124,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<A
       }
       case 'jwt': {
         if (!acceptsJwt(mode) || !jwt)
-          return unauthorized(
+          throw unauthorized(
             c,
             'jwt_not_accepted',
             `bearer JWTs are not accepted in ${mode} mode; use an API key`,
@@ -136,7 +136,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<A
           // The outage is the operators' to see, so it is logged as an error.
           if (err instanceof JwtError && err.unavailable) {
             logger?.error({ err }, 'cannot verify bearer token: issuer unavailable');
-            return unauthorized(
+            throw unauthorized(
               c,
               'issuer_unavailable',
               'bearer token could not be verified: the OIDC issuer cannot be reached',
@@ -145,7 +145,7 @@ export function authMiddleware(opts: AuthMiddlewareOptions): MiddlewareHandler<A
           }
           const message = err instanceof JwtError ? err.message : 'invalid token';
           logger?.info({ reason: message, code: (err as JwtError).code }, 'bearer token refused');
-          return unauthorized(c, 'invalid_token', `invalid bearer token: ${message}`, 'invalid_token');
+          throw unauthorized(c, 'invalid_token', `invalid bearer token: ${message}`, 'invalid_token');
         }
         break;
       }

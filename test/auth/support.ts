@@ -13,6 +13,7 @@ import {
   authMiddleware,
   type JwtVerifier,
 } from '../../pkg/auth/index.ts';
+import { errorHandler } from '../../pkg/http/index.ts';
 import type { InformerCache } from '../../pkg/kube/cache.ts';
 import { createClient } from '../../pkg/kube/client/index.ts';
 import { Scheme } from '../../pkg/kube/kinds.ts';
@@ -87,6 +88,8 @@ export async function serveApi(opts: {
       'request',
     );
   });
+  // The middleware throws its refusals; the app's error handler renders them, as in the API service.
+  app.onError(errorHandler(opts.logger));
   app.use(
     '*',
     authMiddleware({ mode: opts.mode, apiKeys: opts.service, jwt: opts.jwt, logger: opts.logger }),

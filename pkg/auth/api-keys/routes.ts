@@ -1,7 +1,14 @@
 import { createRoute, OpenAPIHono } from '@hono/zod-openapi';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
-import { errorEnvelopeSchema, errorHandler, HttpError, validationHook } from '../../http/index.ts';
+import {
+  errorEnvelopeSchema,
+  errorHandler,
+  type HttpError,
+  httpError,
+  relayedError,
+  validationHook,
+} from '../../http/index.ts';
 import { KubeError } from '../../kube/errors.ts';
 import { createLogger, type Logger } from '../../log/index.ts';
 import type { PrincipalVariables } from '../principal.ts';
@@ -113,7 +120,7 @@ export function apiKeyRoutes(
   app.openapi(createKeyRoute, async (c) => {
     const body = c.req.valid('json');
     if (body.expires_at && Date.parse(body.expires_at) <= Date.now())
-      throw new HttpError(422, 'invalid_expiry', `expires_at ${body.expires_at} is not in the future`, {
+      throw httpError('invalid_expiry', `expires_at ${body.expires_at} is not in the future`, {
         field: 'expires_at',
       });
     const principal = c.get('principal');
@@ -144,5 +151,5 @@ export function apiKeyRoutes(
 function storeFailure(err: Error): HttpError | undefined {
   if (!(err instanceof KubeError)) return undefined;
   const status = (err.code >= 500 && err.code < 600 ? err.code : 502) as ContentfulStatusCode;
-  return new HttpError(status, 'kubernetes_error', err.message);
+  return relayedError(status, 'kubernetes_error', err.message);
 }

@@ -167,7 +167,7 @@ export class ApiKeyService implements ApiKeyVerifier {
   /** Marks a key inactive and keeps its Secret for audit; idempotent. */
   async revoke(publicKey: string): Promise<void> {
     const notFound = () =>
-      new ApiKeyError(404, 'not_found', `no API key ${publicKey} in namespace ${this.namespace}`);
+      new ApiKeyError('not_found', `no API key ${publicKey} in namespace ${this.namespace}`);
     if (!isPublicKey(publicKey)) throw notFound();
     // Possibly created a moment ago on another replica: ask the API server before saying 404.
     if (!this.lookup(publicKey) && !(await this.readLive(publicKey))) throw notFound();
@@ -189,11 +189,7 @@ export class ApiKeyService implements ApiKeyVerifier {
   private expiryFor(requested: string | null, parentKey: string | undefined): string | null {
     const parent = parentKey ? this.lookup(parentKey) : null;
     if (parentKey && (!parent || this.refusal(parent)))
-      throw new ApiKeyError(
-        403,
-        'parent_key_inactive',
-        'the API key making this request is no longer active',
-      );
+      throw new ApiKeyError('parent_key_inactive', 'the API key making this request is no longer active');
     const wanted = requested ? Date.parse(requested) : null;
     const cap = parent ? chainExpiry(parent, (pk) => this.lookup(pk)) : null;
     const at = cap !== null && (wanted === null || wanted > cap) ? cap : wanted;
