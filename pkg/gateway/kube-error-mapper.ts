@@ -1,10 +1,11 @@
 import type { ErrorHandler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { errorHandler, HttpError } from '../http/index.ts';
+import { type ErrorCode, errorHandler, type HttpError, httpError, relayedError } from '../http/index.ts';
 import { KubeError, type KubeReason } from '../kube/errors.ts';
 import type { Logger } from '../log/index.ts';
 
-const CODE_BY_REASON: Record<KubeReason, string> = {
+/** The code of each reason; its status is the code's (ERROR_CODES), the one the reason stands for. */
+const CODE_BY_REASON: Record<Exclude<KubeReason, 'Unknown'>, ErrorCode> = {
   NotFound: 'not_found',
   AlreadyExists: 'already_exists',
   Conflict: 'conflict',
@@ -17,7 +18,6 @@ const CODE_BY_REASON: Record<KubeReason, string> = {
   TooLarge: 'object_too_large',
   Timeout: 'timeout',
   Unavailable: 'kubernetes_unavailable',
-  Unknown: 'kubernetes_error',
 };
 
 /**
@@ -36,28 +36,27 @@ const CALLER_RESOURCE_VERSION =
 export function kubeErrorToHttp(err: Error): HttpError | undefined {
   if (!(err instanceof KubeError)) return undefined;
   if (err.code === 500 && CALLER_RESOURCE_VERSION.test(err.message))
-    return new HttpError(
-      400,
+    return httpError(
       'invalid_resource_version',
       `metadata.resourceVersion is not acceptable: give one the API server issued (an unsigned decimal number), and none when creating (${err.message})`,
     );
   if (err.reason === 'TooLarge')
-    return new HttpError(
-      413,
-      CODE_BY_REASON.TooLarge,
+    return httpError(
+      'object_too_large',
       `the object would be larger than the API server stores (about 1.5 MiB; a merge patch adds to what is there): ${err.message}`,
     );
-  // Anything outside 4xx/5xx (a network failure reported as 0, a redirect) is a bad gateway.
-  const status = (err.code >= 400 && err.code < 600 ? err.code : 502) as ContentfulStatusCode;
   const causes = err.causes.map((x) => ({ field: x.field, reason: x.reason, message: x.message }));
-  return new HttpError(
-    status,
-    CODE_BY_REASON[err.reason] ?? 'kubernetes_error',
-    err.message,
-    causes.length ? { causes } : undefined,
-    // The API server out of reach is transient (a restart, a network blip): say when to retry.
-    status === 503 ? { 'retry-after': '1' } : undefined,
-  );
+  const details = causes.length ? { causes } : undefined;
+  if (err.reason === 'Unknown') {
+    // No code names it: the API server's own status, passed on; anything outside 4xx/5xx (a network
+    // failure reported as 0, a redirect) is a bad gateway.
+    const status = (err.code >= 400 && err.code < 600 ? err.code : 502) as ContentfulStatusCode;
+    return relayedError(status, 'kubernetes_error', err.message, details);
+  }
+  const code = CODE_BY_REASON[err.reason];
+  // The API server out of reach is transient (a restart, a network blip): say when to retry.
+  const headers = code === 'kubernetes_unavailable' ? { 'retry-after': '1' } : undefined;
+  return httpError(code, err.message, details, { headers });
 }
 
 /** The API service's `onError`: the shared handler of pkg/http, knowing KubeErrors. */

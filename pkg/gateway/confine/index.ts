@@ -1,10 +1,9 @@
 import type { MiddlewareHandler } from 'hono';
-import { HttpError } from '../../http/index.ts';
+import { httpError } from '../../http/index.ts';
 
 /** The 403 of a request for a namespace this instance does not serve. */
 export const otherNamespace = (asked: string, served: string) =>
-  new HttpError(
-    403,
+  httpError(
     'forbidden',
     `this API instance serves namespace "${served}" only; "${asked}" is served by its own instance`,
   );

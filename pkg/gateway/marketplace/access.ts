@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { MARKETPLACE_SOURCES_CONFIGMAP } from '../../api/index.ts';
 import type { Principal } from '../../auth/index.ts';
-import { HttpError } from '../../http/index.ts';
+import { httpError } from '../../http/index.ts';
 import type { Client, Identity } from '../../kube/client/types.ts';
 import { CoreKinds, kindRef, type SelfSubjectAccessReview } from '../../kube/kinds.ts';
 import { impersonableGroups } from './impersonable.ts';
@@ -54,8 +54,7 @@ export async function actingAs(c: Context, own: Client): Promise<Acting> {
     return { client: own.as(identity), who: `user "${identity.user}"`, own, identity };
   }
   if (p.kind === 'api-key') return self;
-  throw new HttpError(
-    403,
+  throw httpError(
     'forbidden',
     'the bearer token names no Kubernetes user to act as (its username claim, OIDC_USERNAME_CLAIM, is missing, unverified or reserved)',
   );
@@ -126,8 +125,7 @@ export async function missingRights(acting: Acting, namespace: string, rights: r
 export async function requireRights(acting: Acting, namespace: string, rights: readonly Right[]) {
   const missing = await missingRights(acting, namespace, rights);
   if (missing.length)
-    throw new HttpError(
-      403,
+    throw httpError(
       'forbidden',
       `${acting.who} may not edit marketplace sources in namespace ${namespace}: missing ${missing.join(', ')}`,
     );

@@ -1,4 +1,4 @@
-import { HttpError } from '../../http/index.ts';
+import { httpError } from '../../http/index.ts';
 import { credentialNameProblem, credentialSecretName } from './names.ts';
 import type { PatchSourceBody, StoredSource } from './schemas.ts';
 import type { Credential } from './source-fetch.ts';
@@ -30,7 +30,7 @@ export function merge(name: string, current: Decoded, body: PatchSourceBody): Me
 
   if (body.auth) {
     const bad = credentialNameProblem(name);
-    if (bad) throw new HttpError(422, 'invalid_name', bad);
+    if (bad) throw httpError('invalid_name', bad);
     const credential = { scheme: body.auth.scheme, value: body.auth.credential };
     return {
       next: { ...base, auth: { scheme: credential.scheme, secretRef: credentialSecretName(name) } },
@@ -40,8 +40,7 @@ export function merge(name: string, current: Decoded, body: PatchSourceBody): Me
   }
 
   if (cur.auth && urlChanged)
-    throw new HttpError(
-      400,
+    throw httpError(
       'credential_required',
       'changing the url of a source with a credential needs the credential again (auth.scheme and auth.credential), or auth: null to make it public',
     );

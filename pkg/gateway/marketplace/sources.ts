@@ -1,4 +1,4 @@
-import { HttpError } from '../../http/index.ts';
+import { HttpError, httpError } from '../../http/index.ts';
 import type { Client } from '../../kube/client/types.ts';
 import type { Logger } from '../../log/index.ts';
 import { type Acting, DELETE_SECRET, requireRights, WRITE_KEY, WRITE_SECRET } from './access.ts';
@@ -29,7 +29,7 @@ export const view = (name: string, s: StoredSource): SourceView => ({
 });
 
 const notFound = (namespace: string, name: string) =>
-  new HttpError(404, 'not_found', `marketplace source ${namespace}/${name} not found`);
+  httpError('not_found', `marketplace source ${namespace}/${name} not found`);
 
 /**
  * Sources CRUD on the namespace's `marketplace-sources` ConfigMap, every call made as the acting
@@ -63,12 +63,12 @@ export class SourceService {
   async create(acting: Acting, namespace: string, body: CreateSourceBody): Promise<SourceView> {
     const { name } = body;
     const bad = nameProblem(name) ?? (body.auth ? credentialNameProblem(name) : undefined);
-    if (bad) throw new HttpError(422, 'invalid_name', bad);
+    if (bad) throw httpError('invalid_name', bad);
     this.#checkUrl(body.url);
     const { client } = acting;
     const map = await readMap(client, namespace);
     const exists = () =>
-      new HttpError(409, 'already_exists', `marketplace source ${namespace}/${name} already exists`);
+      httpError('already_exists', `marketplace source ${namespace}/${name} already exists`);
     if (map.data[name] !== undefined) throw exists();
     await requireRights(acting, namespace, body.auth ? [...WRITE_KEY, ...WRITE_SECRET] : WRITE_KEY);
     const credential = body.auth ? { scheme: body.auth.scheme, value: body.auth.credential } : undefined;
@@ -152,7 +152,7 @@ export class SourceService {
 
   #checkUrl(url: string): void {
     const problem = urlProblem(url, this.#o.allowedHosts);
-    if (problem) throw new HttpError(422, problem.code, problem.message, { field: 'url' });
+    if (problem) throw httpError(problem.code, problem.message, { field: 'url' });
   }
 
   /** Rule 2: the credential must open the manifest before it is saved. */
@@ -169,13 +169,8 @@ export class SourceService {
             : undefined;
       if (!failure) throw err;
       if (failure.code === 'auth_error')
-        throw new HttpError(
-          400,
-          'credential_rejected',
-          `the credential was not accepted: ${failure.message}`,
-        );
-      throw new HttpError(
-        422,
+        throw httpError('credential_rejected', `the credential was not accepted: ${failure.message}`);
+      throw httpError(
         'source_unreachable',
         `the manifest could not be fetched with the credential: ${failure.message}`,
         {

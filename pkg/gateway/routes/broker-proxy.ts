@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { type AnyOpenAPIHono, requestIdOf, sendError, shutdownFrame } from '../../http/index.ts';
+import { type AnyOpenAPIHono, httpError, requestIdOf, shutdownFrame } from '../../http/index.ts';
 import { brokerAuthHeaders } from '../../http/service-token/index.ts';
 import { clientLeft } from '../client-left.ts';
 import type { GatewayDeps } from '../deps.ts';
@@ -15,20 +15,16 @@ export function mountBrokerProxy(app: AnyOpenAPIHono, deps: GatewayDeps) {
   app.all('/v1/broker/*', async (c: Context) => {
     const rest = c.req.path.slice('/v1/broker/'.length);
     if (!READABLE.test(rest))
-      return sendError(
-        c,
-        404,
+      throw httpError(
         'not_found',
         `no broker resource ${JSON.stringify(rest)}; readable: messages, conversations, memory-status, stream, traces, events, sessions`,
       );
-    if (c.req.method !== 'GET') {
-      c.header('allow', 'GET');
-      return sendError(c, 405, 'method_not_allowed', '/v1/broker is read-only: only GET is allowed');
-    }
+    if (c.req.method !== 'GET')
+      throw httpError('method_not_allowed', '/v1/broker is read-only: only GET is allowed', undefined, {
+        headers: { allow: 'GET' },
+      });
     if (!deps.brokerUrl)
-      return sendError(
-        c,
-        503,
+      throw httpError(
         'broker_not_configured',
         'no broker is configured for this API instance (set BROKER_URL)',
       );
@@ -49,10 +45,8 @@ export function mountBrokerProxy(app: AnyOpenAPIHono, deps: GatewayDeps) {
       upstream = await fetch(url, { headers, signal: c.req.raw.signal });
     } catch (err) {
       if (c.req.raw.signal.aborted) return clientLeft(c);
-      deps.logger.warn({ err, url: url.origin }, 'broker unreachable');
-      return sendError(
-        c,
-        503,
+      // The error handler logs it (a warning, as every known 5xx), with this message.
+      throw httpError(
         'broker_unavailable',
         `the broker at ${url.origin} is not reachable: ${(err as Error).message}`,
       );

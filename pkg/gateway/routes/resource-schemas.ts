@@ -112,6 +112,30 @@ export function itemWriteRoute<B extends z.ZodType>(o: {
   });
 }
 
+/** POST of one object to a namespaced collection, with a JSON body: every error a write can meet is documented. */
+export function createInRoute<B extends z.ZodType>(o: {
+  path: string;
+  tags: string[];
+  body: B;
+  created: z.ZodType;
+  description?: string;
+}) {
+  return createRoute({
+    method: 'post',
+    path: o.path,
+    tags: o.tags,
+    ...(o.description === undefined ? {} : { description: o.description }),
+    request: {
+      params: nsParams,
+      body: { required: true, content: { 'application/json': { schema: o.body } } },
+    },
+    responses: {
+      201: { description: 'Created', content: { 'application/json': { schema: o.created } } },
+      ...errorResponses,
+    },
+  });
+}
+
 /** GET on a namespaced collection. */
 export function listRoute(o: { path: string; tags: string[]; description: string; schema: z.ZodType }) {
   return createRoute({

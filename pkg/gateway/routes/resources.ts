@@ -1,9 +1,8 @@
-import { createRoute } from '@hono/zod-openapi';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { API_VERSION, type KindDef, QUERY_FINALIZER, refOf } from '../../api/index.ts';
-import { type AnyOpenAPIHono, HttpError, route } from '../../http/index.ts';
+import { type AnyOpenAPIHono, httpError, route } from '../../http/index.ts';
 import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { byName, type ListBody, ListBodyCache, listBody } from '../list-body-cache.ts';
@@ -11,16 +10,13 @@ import { cached, settle } from '../reads.ts';
 import { itemRoutes } from './item-routes.ts';
 import {
   createBody,
-  errorResponses,
+  createInRoute,
   listResponse,
   listRoute,
-  nsParams,
   objectResponse,
   patchBody,
   replaceBody,
 } from './resource-schemas.ts';
-
-const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
 
 /** Strips server-managed noise so list/get responses stay readable and small. */
 export function presentable(obj: KubernetesObject): KubernetesObject {
@@ -30,7 +26,7 @@ export function presentable(obj: KubernetesObject): KubernetesObject {
 
 /** The 404 of an object that is not there (or not shown here). */
 export const notFound = (kind: string, namespace: string, name: string) =>
-  new HttpError(404, 'not_found', `${kind} ${namespace}/${name} not found`);
+  httpError('not_found', `${kind} ${namespace}/${name} not found`);
 
 /** How a kind's POST body becomes the object to create. */
 export interface CreateStep<B> {
@@ -169,12 +165,11 @@ function mountCreateRoute<B>(app: AnyOpenAPIHono, deps: GatewayDeps, def: KindDe
   const ref = refOf<KubernetesObject>(def);
   route(
     app,
-    createRoute({
-      method: 'post',
+    createInRoute({
       path: `/v1/namespaces/{namespace}/${def.plural}`,
       tags: [def.kind],
-      request: { params: nsParams, body: { required: true, content: json(step.body) } },
-      responses: { 201: { description: 'Created', content: json(objectResponse) }, ...errorResponses },
+      body: step.body,
+      created: objectResponse,
     }),
     async (c) => {
       const { namespace } = c.req.valid('param');

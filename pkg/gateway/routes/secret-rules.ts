@@ -13,7 +13,7 @@ import {
   SECRET_USAGE_ENGINE,
   SECRET_USAGE_LABEL,
 } from '../../api/index.ts';
-import { HttpError } from '../../http/index.ts';
+import { httpError } from '../../http/index.ts';
 
 /**
  * The types a caller may create (and the only ones this API changes). Not
@@ -35,7 +35,8 @@ interface WrittenMeta {
   annotations?: Record<string, string>;
 }
 
-const refuse = (message: string) => new HttpError(400, 'invalid', message);
+/** 400 `invalid`: a Secret write refused here, before the API server (whose `invalid` is a 422) sees it. */
+export const refuse = (message: string) => httpError('invalid', message, undefined, { status: 400 });
 
 /** The Secrets the API-key and marketplace endpoints own: invisible here (404 for every verb). */
 export function managedElsewhere(s: KubernetesObject | undefined): boolean {
@@ -92,8 +93,7 @@ export function checkPatchOptIn(current: V1Secret, patch: WrittenMeta | undefine
   if (optsInToEngine(current)) return;
   const labels = { ...current.metadata?.labels, ...patch?.labels };
   if (!optsInToEngine({ metadata: { labels } })) return;
-  throw new HttpError(
-    403,
+  throw httpError(
     'forbidden',
     `a PATCH cannot add label ${SECRET_USAGE_LABEL}=${SECRET_USAGE_ENGINE} to secret ${current.metadata?.name}: it would let the engine send values this request did not write; create the Secret with the label, or PUT it with all its values`,
   );

@@ -1,14 +1,13 @@
-import { createRoute } from '@hono/zod-openapi';
 import type { KubernetesObject, V1Secret } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { objectMetaSchema, SECRET_USAGE_ENGINE, SECRET_USAGE_LABEL } from '../../api/index.ts';
-import { type AnyOpenAPIHono, HttpError, route } from '../../http/index.ts';
+import { type AnyOpenAPIHono, route } from '../../http/index.ts';
 import { ignoreNotFound } from '../../kube/client/helpers.ts';
 import { CoreKinds, type KindRef } from '../../kube/kinds.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { settle } from '../reads.ts';
 import { itemRoutes } from './item-routes.ts';
-import { errorResponses, listRoute, nsParams } from './resource-schemas.ts';
+import { createInRoute, listRoute } from './resource-schemas.ts';
 import { notFound } from './resources.ts';
 import {
   CREATABLE_SECRET_TYPES,
@@ -17,11 +16,11 @@ import {
   checkMetadata,
   checkPatchOptIn,
   managedElsewhere,
+  refuse,
 } from './secret-rules.ts';
 import { LAST_APPLIED, secretMetadataOnly, secretView } from './secret-view.ts';
 
 const SECRET: KindRef<V1Secret> = CoreKinds.Secret;
-const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
 
 const stringMap = z.record(z.string(), z.string());
 const writeBody = z.object({
@@ -86,19 +85,18 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
 
   route(
     app,
-    createRoute({
-      method: 'post',
+    createInRoute({
       path: base,
       tags,
       description: `Creates a Secret. Label ${SECRET_USAGE_LABEL}=${SECRET_USAGE_ENGINE} lets the engine use it (Model API keys, header values).`,
-      request: { params: nsParams, body: { required: true, content: json(writeBody) } },
-      responses: { 201: { description: 'Created', content: json(secretView) }, ...errorResponses },
+      body: writeBody,
+      created: secretView,
     }),
     async (c) => {
       const { namespace } = c.req.valid('param');
       const b = c.req.valid('json');
       const name = b.name ?? b.metadata?.name;
-      if (!name) throw new HttpError(400, 'invalid', 'name (or metadata.name) is required');
+      if (!name) throw refuse('name (or metadata.name) is required');
       const type = b.type ?? 'Opaque';
       checkCreate(type, name);
       checkMetadata(b.metadata);
