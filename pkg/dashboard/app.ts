@@ -5,7 +5,8 @@ import {
   accessLog,
   type ErrorRenderer,
   errorHandler,
-  HttpError,
+  type HttpError,
+  httpError,
   notFoundHandler,
   renderEnvelope,
   requestId,
@@ -88,7 +89,7 @@ export function createDashboardApp(opts: DashboardAppOptions): Hono<DashboardEnv
     guard = sessionGuard({ sessions, refresher }, paths);
   } else {
     app.all(`${paths.auth}/*`, () => {
-      throw new HttpError(404, 'not_found', `dashboard sign-in is disabled in AUTH_MODE=${s.mode}`);
+      throw httpError('not_found', `dashboard sign-in is disabled in AUTH_MODE=${s.mode}`);
     });
     if (s.mode === 'basic') guard = basicGuard();
   }

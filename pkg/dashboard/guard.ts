@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { HttpError } from '../http/index.ts';
+import { httpError } from '../http/index.ts';
 import type { DashboardEnv, Paths } from './context.ts';
 import type { TokenRefresher } from './session/refresh.ts';
 import type { SessionStore } from './session/store.ts';
@@ -18,11 +18,11 @@ export function sessionGuard(
 ): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const stored = await deps.sessions.read(c);
-    if (!stored) return unauthenticated(c, paths);
+    if (!stored) return noSession(c, paths);
     const fresh = await deps.refresher.ensureFresh(stored.session);
     if (fresh.kind === 'failed') {
       deps.sessions.clear(c);
-      return unauthenticated(c, paths);
+      return noSession(c, paths);
     }
     await deps.sessions.slide(c, { ...stored, session: fresh.session }, fresh.kind === 'refreshed');
     c.set('dashboardUser', fresh.session.user);
@@ -39,23 +39,18 @@ export function basicGuard(): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
     const header = c.req.header('authorization');
     if (!header || !/^Basic\s+\S+$/i.test(header))
-      throw new HttpError(
-        401,
-        'unauthorized',
-        'HTTP Basic credentials (an API key pair) are required',
-        undefined,
-        {
-          'www-authenticate': BASIC_CHALLENGE,
-        },
-      );
+      throw httpError('unauthorized', 'HTTP Basic credentials (an API key pair) are required', undefined, {
+        headers: { 'www-authenticate': BASIC_CHALLENGE },
+      });
     c.set('upstreamAuthorization', header);
     return next();
   };
 }
 
-function unauthenticated(c: Context<DashboardEnv>, paths: Paths): Response {
+/** 401 `unauthorized` for an API call (the API service's code for the same fault); a page signs in. */
+function noSession(c: Context<DashboardEnv>, paths: Paths): Response {
   if (paths.isApi(c.req.path))
-    throw new HttpError(401, 'unauthenticated', `no valid session: sign in at ${paths.auth}/signin`);
+    throw httpError('unauthorized', `no valid session: sign in at ${paths.auth}/signin`);
   const url = new URL(c.req.url);
   return c.redirect(paths.signinFor(`${url.pathname}${url.search}`), 302);
 }

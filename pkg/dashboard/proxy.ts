@@ -1,6 +1,6 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context } from 'hono';
-import { HttpError, requestIdOf } from '../http/index.ts';
+import { httpError, requestIdOf } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { DashboardEnv, Paths } from './context.ts';
 
@@ -83,8 +83,7 @@ export function apiProxy(opts: ProxyOptions) {
     } catch (err) {
       if (c.req.raw.signal.aborted) return new Response(null, { status: 499 });
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new HttpError(
-        502,
+      throw httpError(
         'api_unreachable',
         `the API service at ${origin} (API_SERVICE_URL) is not reachable: ${cause?.code ?? cause?.message ?? (err as Error).message}`,
       );

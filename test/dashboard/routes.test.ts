@@ -57,7 +57,7 @@ describe('without a session', () => {
     ] as const) {
       const res = await get(`${dash.url}${path}`, { method, headers: { authorization: 'Bearer forged' } });
       expect(res.status, path).toBe(401);
-      expect((await res.json()).error.code).toBe('unauthenticated');
+      expect((await res.json()).error.code).toBe('unauthorized');
     }
     expect(api.seen.length).toBe(before);
   });

@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import * as oidc from 'openid-client';
-import { HttpError } from '../../http/index.ts';
+import { HttpError, httpError } from '../../http/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { DashboardEnv, Paths } from '../context.ts';
 import type { OidcClient } from '../oidc/client.ts';
@@ -41,8 +41,7 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
     const requested =
       c.req.query('callbackUrl') ?? (typeof form.callbackUrl === 'string' ? form.callbackUrl : '');
     const provider = c.req.param('provider');
-    if (provider !== undefined && provider !== id)
-      throw new HttpError(404, 'not_found', `no provider ${provider}`);
+    if (provider !== undefined && provider !== id) throw httpError('not_found', `no provider ${provider}`);
     const checks = {
       state: oidc.randomState(),
       nonce: oidc.randomNonce(),
@@ -57,11 +56,10 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
 
   app.get(at('/callback/:provider'), async (c) => {
     if (c.req.param('provider') !== id)
-      throw new HttpError(404, 'not_found', `no provider ${c.req.param('provider')}`);
+      throw httpError('not_found', `no provider ${c.req.param('provider')}`);
     const pending = await d.signins.take(c);
     if (!pending)
-      throw new HttpError(
-        400,
+      throw httpError(
         'signin_state_missing',
         'No sign-in is in progress in this browser: it expired, was already completed, or this callback was replayed.',
       );
@@ -75,8 +73,7 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
       if (err instanceof HttpError) throw err;
       const e = err as { error?: string; code?: string; message?: string };
       d.logger.info({ reason: e.error ?? e.code ?? e.message }, 'sign-in callback refused');
-      throw new HttpError(
-        400,
+      throw httpError(
         'signin_failed',
         `The sign-in could not be completed (${e.error ?? e.code ?? 'invalid response'}).`,
       );
@@ -139,12 +136,11 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
   // Signing out changes state, so it is a POST carrying the CSRF token (double-submit, csrf.ts):
   // a GET — a link, an image, a top-level navigation another site starts — signs no one out.
   const postOnly = () => {
-    throw new HttpError(
-      405,
+    throw httpError(
       'method_not_allowed',
       'Signing out is a POST with the csrfToken of GET /api/auth/csrf (the Sign out button sends it).',
       undefined,
-      { allow: 'POST' },
+      { headers: { allow: 'POST' } },
     );
   };
   app.get(at('/signout'), postOnly);
@@ -153,8 +149,7 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
   const checkCsrf = async (c: Context<DashboardEnv>) => {
     const form = await c.req.parseBody();
     if (!d.csrf.verify(c, typeof form.csrfToken === 'string' ? form.csrfToken : undefined))
-      throw new HttpError(
-        403,
+      throw httpError(
         'csrf_token_invalid',
         'The sign-out form is stale or did not come from this dashboard.',
       );
@@ -193,7 +188,7 @@ export function mountAuthRoutes(app: Hono<DashboardEnv>, d: AuthRouteDeps): void
   });
 
   app.all(at('/*'), (c) => {
-    throw new HttpError(404, 'not_found', `no auth route ${c.req.method} ${c.req.path}`);
+    throw httpError('not_found', `no auth route ${c.req.method} ${c.req.path}`);
   });
 }
 

@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import type { AuthMode } from '../../auth/mode.ts';
-import { HttpError } from '../../http/index.ts';
+import { httpError } from '../../http/index.ts';
 import type { DashboardEnv, Paths } from '../context.ts';
 import type { Assets } from './assets.ts';
 import { page, plainPage } from './layout.ts';
@@ -19,7 +19,7 @@ export const CSP =
 export function mountPublicUi(app: Hono<DashboardEnv>, paths: Paths, assets: Assets): void {
   app.get(paths.to('/static/*'), (c) => {
     const res = assets.serve(c, c.req.path.slice(paths.to('/static/').length));
-    if (!res) throw new HttpError(404, 'not_found', `no asset ${c.req.path}`);
+    if (!res) throw httpError('not_found', `no asset ${c.req.path}`);
     return res;
   });
   app.get(paths.to('/favicon.ico'), (c) => assets.serve(c, 'favicon.svg') ?? c.body(null, 404));

@@ -32,7 +32,7 @@ export async function api(path, init = {}) {
   });
   if (res.status === 401 && signsIn) {
     signIn();
-    throw new ApiError(401, 'unauthenticated', 'session ended: signing in again');
+    throw new ApiError(401, 'unauthorized', 'session ended: signing in again');
   }
   if (res.status === 204) return undefined;
   const text = await res.text();
