@@ -12,19 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/build-lib.sh"
 OUT="$CACHE_ROOT/kube-$KUBE_VERSION-etcd-$ETCD_VERSION"
 BINARIES=(kube-apiserver kubectl etcd)
 
-have_all() {
-  for b in "${BINARIES[@]}"; do [ -x "$OUT/$b" ] || return 1; done
-}
-
-if have_all; then
-  echo "$OUT"
-  exit 0
-fi
-
-go_env
-mkdir -p "$OUT"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/berth-kube-build.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+begin_build kube
 
 build_kube() {
   local cmd
@@ -62,6 +50,4 @@ GO
 start=$SECONDS
 build_etcd
 build_kube
-have_all || { log "build finished but binaries are missing in $OUT"; exit 1; }
-log "built in $((SECONDS - start))s"
-echo "$OUT"
+end_build

@@ -59,3 +59,38 @@ kube_module() {
   for m in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$m@$KUBE_VERSION"); done
   go mod tidy >/dev/null 2>&1 || go get "${pkgs[@]}"
 }
+
+# have_all: whether every binary of $BINARIES is in $OUT.
+have_all() {
+  local b
+  for b in "${BINARIES[@]}"; do [ -x "$OUT/$b" ] || return 1; done
+}
+
+# begin_build NAME: prints $OUT and exits when every binary of $BINARIES is there; otherwise prepares
+# the Go environment, takes the cache directory's lock (a second caller — `make` beside a test's
+# global setup — waits, then finds the binaries there and returns), and makes $WORK, removed on exit.
+begin_build() {
+  if have_all; then
+    echo "$OUT"
+    exit 0
+  fi
+  go_env
+  mkdir -p "$OUT"
+  if command -v flock >/dev/null; then
+    exec 9>"$OUT/.lock"
+    flock 9
+    if have_all; then
+      echo "$OUT"
+      exit 0
+    fi
+  fi
+  WORK="$(mktemp -d "${TMPDIR:-/tmp}/berth-$1-build.XXXXXX")"
+  trap 'rm -rf "$WORK"' EXIT
+}
+
+# end_build: checks every binary is there and prints $OUT (the scripts' last line).
+end_build() {
+  have_all || { log "build finished but binaries are missing in $OUT"; exit 1; }
+  log "built in $((SECONDS - start))s"
+  echo "$OUT"
+}

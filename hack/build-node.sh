@@ -24,24 +24,7 @@ OUT="$CACHE_ROOT/node-$KUBE_VERSION"
 KUBE_BINARIES=(kube-proxy kube-scheduler kube-controller-manager kubelet)
 BINARIES=(pause "${KUBE_BINARIES[@]}" coredns kube-router)
 
-have_all() {
-  for b in "${BINARIES[@]}"; do [ -x "$OUT/$b" ] || return 1; done
-}
-
-if have_all; then
-  echo "$OUT"
-  exit 0
-fi
-
-go_env
-mkdir -p "$OUT"
-# One build at a time per cache dir: a second caller waits, then finds the binaries there.
-if command -v flock >/dev/null; then
-  exec 9>"$OUT/.lock"
-  flock 9
-fi
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/berth-node-build.XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
+begin_build node
 
 build_pause() {
   [ -x "$OUT/pause" ] && return 0
@@ -134,6 +117,4 @@ build_pause
 build_kube
 build_coredns
 build_kube_router
-have_all || { log "build finished but binaries are missing in $OUT"; exit 1; }
-log "built in $((SECONDS - start))s"
-echo "$OUT"
+end_build
