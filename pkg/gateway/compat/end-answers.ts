@@ -4,7 +4,6 @@
  * status and OpenAI error. The non-streaming answer and a stream that fails before its first chunk
  * use the status; a stream that already began (HTTP 200 sent) puts type and code in its error frame.
  */
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import {
   endReasonOf,
   isQueryEndReason,
@@ -12,13 +11,13 @@ import {
   type QueryEndReason,
   type TokenUsage,
 } from '../../api/index.ts';
+import type { ErrorCode, StatusOf } from '../../http/index.ts';
 import { CompatError, type OpenAIErrorType } from './errors.ts';
 
-export interface EndAnswer {
-  status: ContentfulStatusCode;
-  type: OpenAIErrorType;
-  code: string;
-}
+/** A row of END_ANSWERS: a code of ERROR_CODES with a status the registry gives it (type-checked). */
+export type EndAnswer = {
+  [C in ErrorCode]: { status: StatusOf<C>; type: OpenAIErrorType; code: C };
+}[ErrorCode];
 
 /**
  * Every failure answers `x-should-retry: false`: the query ran, so an SDK retry would start

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { type ErrorRenderer, HttpError } from '../../http/index.ts';
+import { type ErrorCode, type ErrorRenderer, HttpError } from '../../http/index.ts';
 import { KubeError } from '../../kube/errors.ts';
 
 export type OpenAIErrorType =
@@ -34,7 +34,7 @@ export class CompatError extends HttpError {
 
   constructor(
     status: ContentfulStatusCode,
-    code: string,
+    code: ErrorCode,
     message: string,
     opts: { type: OpenAIErrorType; param?: string | null; retryable?: boolean },
   ) {

@@ -10,7 +10,12 @@ export class ChatRequestError extends CompatError {
   override name = 'ChatRequestError';
   declare readonly param: string;
 
-  constructor(message: string, param: string, status: 400 | 404 = 400, code = 'invalid_value') {
+  constructor(
+    message: string,
+    param: string,
+    status: 400 | 404 = 400,
+    code: 'invalid_value' | 'invalid_model' = 'invalid_value',
+  ) {
     super(status, code, message, { type: 'invalid_request_error', param });
   }
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { requestIdOf } from '../request-id/index.ts';
+import type { ErrorCode } from './codes.ts';
 
 /** The shared error envelope of the broker and `/v1`: `{error: {code, message, requestId, details?}}`. */
 export interface ErrorBody {
@@ -37,14 +38,14 @@ export function sendError(
 export class HttpError extends Error {
   override name = 'HttpError';
   readonly status: ContentfulStatusCode;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly details?: unknown;
   /** Response headers the error handler adds (e.g. `retry-after` on a 503). */
   readonly headers?: Record<string, string>;
 
   constructor(
     status: ContentfulStatusCode,
-    code: string,
+    code: ErrorCode,
     message: string,
     details?: unknown,
     headers?: Record<string, string>,

@@ -6,7 +6,7 @@ import { createLogger } from '../../log/index.ts';
 import { bodyLimit } from '../body-limit/index.ts';
 import { route } from '../openapi/index.ts';
 import { requestId } from '../request-id/index.ts';
-import { errorHandler, HttpError, notFoundHandler, validationHook } from './index.ts';
+import { errorHandler, httpError, notFoundHandler, validationHook } from './index.ts';
 
 /** Log records as objects, to see what the handler logged and at which level. */
 let records: Array<{ level: string; msg: string; code?: string; err?: { message?: string } }> = [];
@@ -25,7 +25,7 @@ afterEach(() => {
 
 class StoreDown extends Error {}
 const storeDown = (err: Error) =>
-  err instanceof StoreDown ? new HttpError(503, 'store_unavailable', err.message) : undefined;
+  err instanceof StoreDown ? httpError('storage_unavailable', err.message) : undefined;
 
 /** Wired as the broker and the API service are: request id, body limit, validation hook, onError. */
 function app(opts: Parameters<typeof errorHandler>[1] = {}) {
@@ -34,8 +34,8 @@ function app(opts: Parameters<typeof errorHandler>[1] = {}) {
   a.use('*', bodyLimit(64));
   a.onError(errorHandler(logger, opts));
   a.notFound(notFoundHandler);
-  a.get('/teapot', () => {
-    throw new HttpError(418, 'teapot', 'short and stout', { spout: true });
+  a.get('/taken', () => {
+    throw httpError('conflict', 'the name is taken', { name: 'x' });
   });
   a.get('/store', () => {
     throw new StoreDown('the store is down');
@@ -74,10 +74,10 @@ const post = (path: string, body: string) =>
 
 describe('errorHandler', () => {
   it('renders a thrown HttpError as the envelope, with the request id, and does not log a 4xx', async () => {
-    const res = await app().request('/teapot', { headers: { 'x-request-id': 'r-1' } });
-    expect(res.status).toBe(418);
+    const res = await app().request('/taken', { headers: { 'x-request-id': 'r-1' } });
+    expect(res.status).toBe(409);
     expect(await res.json()).toEqual({
-      error: { code: 'teapot', message: 'short and stout', requestId: 'r-1', details: { spout: true } },
+      error: { code: 'conflict', message: 'the name is taken', requestId: 'r-1', details: { name: 'x' } },
     });
     expect(records).toEqual([]);
   });
@@ -86,11 +86,11 @@ describe('errorHandler', () => {
     const res = await app({ mappers: [() => undefined, storeDown] }).request('/store');
     expect(res.status).toBe(503);
     expect((await res.json()).error).toMatchObject({
-      code: 'store_unavailable',
+      code: 'storage_unavailable',
       message: 'the store is down',
     });
     expect(records).toMatchObject([
-      { level: 'warn', code: 'store_unavailable', reason: 'the store is down', msg: 'request failed' },
+      { level: 'warn', code: 'storage_unavailable', reason: 'the store is down', msg: 'request failed' },
     ]);
   });
 
@@ -106,9 +106,9 @@ describe('errorHandler', () => {
   });
 
   it('renders through a sub-app renderer when given one', async () => {
-    const res = await app({ render: (c, e) => c.json({ oops: e.code }, e.status) }).request('/teapot');
-    expect(res.status).toBe(418);
-    expect(await res.json()).toEqual({ oops: 'teapot' });
+    const res = await app({ render: (c, e) => c.json({ oops: e.code }, e.status) }).request('/taken');
+    expect(res.status).toBe(409);
+    expect(await res.json()).toEqual({ oops: 'conflict' });
   });
 });
 
