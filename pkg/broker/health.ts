@@ -1,5 +1,11 @@
 import type { Env, MiddlewareHandler } from 'hono';
-import { type AnyOpenAPIHono, mountHealthRoutes, type Readiness, sendError } from '../http/index.ts';
+import {
+  type AnyOpenAPIHono,
+  httpError,
+  mountHealthRoutes,
+  type Readiness,
+  renderEnvelope,
+} from '../http/index.ts';
 import type { BrokerDeps } from './deps.ts';
 import { RETRY_AFTER_SECONDS } from './pg/errors.ts';
 
@@ -49,6 +55,10 @@ export function refuseNewWatches(deps: BrokerDeps): MiddlewareHandler<Env> {
     if (!watch) return next();
     c.header('retry-after', '1');
     c.header('connection', 'close');
-    return sendError(c, 503, 'shutting_down', 'the broker is shutting down; watch on another replica');
+    // Answered here, not thrown: a refusal while draining is no failure for the error handler to log.
+    return renderEnvelope(
+      c,
+      httpError('shutting_down', 'the broker is shutting down; watch on another replica'),
+    );
   };
 }

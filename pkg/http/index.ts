@@ -21,6 +21,7 @@ export {
   type StatusOf,
   sendError,
   statusOf,
+  validationError,
   validationHook,
 } from './errors/index.ts';
 export { type HealthOptions, mountHealthRoutes, type Readiness } from './health/index.ts';

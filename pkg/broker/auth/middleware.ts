@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { HttpError } from '../../http/index.ts';
+import { httpError } from '../../http/index.ts';
 import type { Logger } from '../../log/index.ts';
 import { tokenKey, VerdictCache } from './cache.ts';
 import type { BrokerAuthConfig } from './config.ts';
@@ -43,8 +43,8 @@ export function rightsOf(
 }
 
 const unauthorized = (message: string) =>
-  new HttpError(401, 'unauthorized', message, undefined, {
-    'www-authenticate': 'Bearer realm="berth-broker"',
+  httpError('unauthorized', message, undefined, {
+    headers: { 'www-authenticate': 'Bearer realm="berth-broker"' },
   });
 
 function bearerOf(c: Context): string {
@@ -86,14 +86,11 @@ export function brokerAuth(opts: BrokerAuthOptions): MiddlewareHandler {
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       logger.warn({ reason }, 'token review failed: answering 503');
-      throw new HttpError(
-        503,
+      throw httpError(
         'auth_unavailable',
         'the token could not be checked: the Kubernetes API server gave no verdict (unreachable or refused the review); retry',
         undefined,
-        {
-          'retry-after': '1',
-        },
+        { headers: { 'retry-after': '1' } },
       );
     }
     cache.set(key, result);
@@ -121,8 +118,7 @@ export function brokerAuth(opts: BrokerAuthOptions): MiddlewareHandler {
         : 'write';
     if (!rightsOf(username, config).includes(need)) {
       logger.info({ user: username, method: c.req.method, path: c.req.path }, 'broker request forbidden');
-      throw new HttpError(
-        403,
+      throw httpError(
         'forbidden',
         need === 'read'
           ? `${username} may not read this broker (only service accounts of namespace ${config.namespace} and the controller may)`

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions, ReplyError } from 'ioredis';
-import { HttpError } from '../../http/index.ts';
+import { HttpError, statusOf } from '../../http/index.ts';
 import type { Logger } from '../../log/index.ts';
 
 /** How to reach Redis: `REDIS_URL` plus the options a URL cannot carry. */
@@ -25,7 +25,7 @@ export class StorageUnavailableError extends HttpError {
 
   constructor(reason: string) {
     super(
-      503,
+      statusOf('storage_unavailable'),
       'storage_unavailable',
       `chunk storage (Redis) is unavailable: ${reason}; retry in ${RETRY_AFTER_SECONDS} s`,
       { backend: 'redis', retryAfterSeconds: RETRY_AFTER_SECONDS },

@@ -1,7 +1,14 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { type AnyOpenAPIHono, HttpError, mediaTypeOf, route, sendError } from '../../http/index.ts';
+import {
+  type AnyOpenAPIHono,
+  HttpError,
+  httpError,
+  mediaTypeOf,
+  relayedError,
+  route,
+} from '../../http/index.ts';
 import { type RouteDeps, watchDeps } from '../core/domain.ts';
 import { boolParam, DEFAULT_LIMIT, idParam, listQueryShape, pageResponse } from '../core/list.ts';
 import { type DomainRoutes, mountPurgeAll } from '../core/routes.ts';
@@ -98,9 +105,7 @@ export function mountChunkRoutes(app: AnyOpenAPIHono, deps: ChunkRouteDeps): voi
       const q = c.req.valid('query');
       const state = await store.state(query);
       if (!state && q['wait-for-query'] === undefined)
-        return sendError(
-          c,
-          404,
+        throw httpError(
           'not_found',
           `no stream for query ${JSON.stringify(query)}; pass wait-for-query=<seconds> to wait for it`,
         );
@@ -147,7 +152,7 @@ export function mountChunkRoutes(app: AnyOpenAPIHono, deps: ChunkRouteDeps): voi
       const { query } = c.req.valid('param');
       const r = await store.complete(query);
       if (r.result === 'unknown')
-        return sendError(c, 404, 'not_found', `no stream for query ${JSON.stringify(query)}`);
+        throw httpError('not_found', `no stream for query ${JSON.stringify(query)}`);
       return c.json({ status: r.result, query }, 200);
     },
   );
@@ -179,27 +184,20 @@ async function ingest(c: Context, deps: ChunkRouteDeps, query: string): Promise<
           (n) => (received += n),
         );
     } else {
-      return sendError(
-        c,
-        415,
+      throw httpError(
         'unsupported_media_type',
         `unsupported media type ${JSON.stringify(type)}; send application/x-ndjson or application/json`,
       );
     }
   } catch (err) {
     if (err instanceof ChunkParseError)
-      return sendError(
-        c,
-        400,
-        'invalid_chunk',
-        `${err.message}; ${received} chunk(s) before it were stored`,
-        {
-          chunks_received: received,
-        },
-      );
-    // A store that failed mid-body (say, Redis went away): say how much of the body was stored.
+      throw httpError('invalid_chunk', `${err.message}; ${received} chunk(s) before it were stored`, {
+        chunks_received: received,
+      });
+    // A store that failed mid-body (say, Redis went away): say how much of the body was stored, with
+    // the store's status and code as they were.
     if (err instanceof HttpError && err.status >= 500)
-      throw new HttpError(
+      throw relayedError(
         err.status,
         err.code,
         `${err.message}; ${received} chunk(s) of this request were stored before the failure`,

@@ -1,5 +1,5 @@
 import type { Env, MiddlewareHandler } from 'hono';
-import { HttpError } from '../../http/index.ts';
+import { httpError } from '../../http/index.ts';
 import type { IdempotencyStore } from './types.ts';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -18,8 +18,7 @@ export function idempotent(store: IdempotencyStore, methods = ['DELETE']): Middl
     const given = c.req.header(IDEMPOTENCY_HEADER);
     if (given === undefined || !methods.includes(c.req.method)) return next();
     if (!ACCEPTABLE.test(given))
-      throw new HttpError(
-        400,
+      throw httpError(
         'invalid_idempotency_key',
         'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces',
       );
@@ -30,12 +29,13 @@ export function idempotent(store: IdempotencyStore, methods = ['DELETE']): Middl
       return c.body(r.body, r.status as 200, { 'content-type': r.contentType, [REPLAYED_HEADER]: 'true' });
     }
     if (begun.state === 'busy')
-      throw new HttpError(
-        409,
+      throw httpError(
         'idempotency_key_in_use',
         'a request with this Idempotency-Key is still running',
         undefined,
-        { 'retry-after': '1' },
+        {
+          headers: { 'retry-after': '1' },
+        },
       );
     try {
       await next();

@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
-import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
+import { type AnyOpenAPIHono, eventFrame, httpError, route } from '../../http/index.ts';
 import { watchDeps } from '../core/domain.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, idParam, jsonResponse, listJson, listQueryShape } from '../core/list.ts';
@@ -81,8 +81,7 @@ export function mountConversationRoutes(app: AnyOpenAPIHono, deps: MessageRouteD
     }),
     async (c) => {
       const body = await optionalJsonBody(c, conversationBody);
-      if (!body.ok) return body.res;
-      const r = await store.createConversation(body.value?.conversation_id);
+      const r = await store.createConversation(body?.conversation_id);
       return c.json(r.conversation, r.created ? 201 : 200);
     },
   );
@@ -108,12 +107,7 @@ export function mountConversationRoutes(app: AnyOpenAPIHono, deps: MessageRouteD
       const q = c.req.valid('query');
       const info = await store.conversation(conversationId);
       if (!info)
-        return sendError(
-          c,
-          404,
-          'not_found',
-          `conversation ${JSON.stringify(conversationId)} does not exist`,
-        );
+        throw httpError('not_found', `conversation ${JSON.stringify(conversationId)} does not exist`);
       const cursor = q.cursor ?? 0;
       const p = await store.page({ conversationId }, cursor, q.limit ?? 1000);
       const head = JSON.stringify(info).slice(0, -1);
@@ -139,13 +133,7 @@ export function mountConversationRoutes(app: AnyOpenAPIHono, deps: MessageRouteD
     async (c) => {
       const { conversationId } = c.req.valid('param');
       const r = await store.deleteConversation(conversationId);
-      if (!r)
-        return sendError(
-          c,
-          404,
-          'not_found',
-          `conversation ${JSON.stringify(conversationId)} does not exist`,
-        );
+      if (!r) throw httpError('not_found', `conversation ${JSON.stringify(conversationId)} does not exist`);
       return c.json({ conversation_id: conversationId, deleted: r.messages }, 200);
     },
   );
@@ -197,12 +185,7 @@ export function mountConversationRoutes(app: AnyOpenAPIHono, deps: MessageRouteD
     async (c) => {
       const { conversationId, queryId } = c.req.valid('param');
       if (!(await store.conversation(conversationId)))
-        return sendError(
-          c,
-          404,
-          'not_found',
-          `conversation ${JSON.stringify(conversationId)} does not exist`,
-        );
+        throw httpError('not_found', `conversation ${JSON.stringify(conversationId)} does not exist`);
       const n = await store.deleteMessages({ conversationId, queryId });
       return c.json({ conversation_id: conversationId, query_id: queryId, deleted: n }, 200);
     },

@@ -1,4 +1,4 @@
-import { HttpError } from '../../http/index.ts';
+import { type HttpError, httpError } from '../../http/index.ts';
 
 /** Seconds a client is told to wait (Retry-After) when a storage backend does not answer. */
 export const RETRY_AFTER_SECONDS = 2;
@@ -53,12 +53,11 @@ export function isRetryable(err: unknown): boolean {
  */
 export function storageUnavailable(backend: string, cause?: unknown): HttpError {
   const why = cause instanceof Error ? `: ${firstLine(cause.message)}` : '';
-  const err = new HttpError(
-    503,
+  const err = httpError(
     'storage_unavailable',
     `${backend} is unavailable${why}; nothing was lost, retry after ${RETRY_AFTER_SECONDS} s`,
     { backend },
-    { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } },
   );
   if (cause !== undefined) (err as { cause?: unknown }).cause = cause;
   return err;
@@ -87,8 +86,7 @@ export async function guarded<T>(backend: string, fn: () => Promise<T>): Promise
       if (isRetryable(err) && attempt < 3) continue;
       if (isUnavailable(err)) throw storageUnavailable(backend, err);
       if (isDataException(err))
-        throw new HttpError(
-          400,
+        throw httpError(
           'invalid_request',
           `the request holds a value ${backend} cannot store: ${firstLine((err as Error).message)}`,
         );

@@ -1,5 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
-import { type AnyOpenAPIHono, eventFrame, route, sendError } from '../../http/index.ts';
+import { type AnyOpenAPIHono, eventFrame, httpError, route } from '../../http/index.ts';
 import { type RouteDeps, watchDeps } from '../core/domain.ts';
 import { jsonOnly, optionalJsonBody } from '../core/json-body.ts';
 import { DEFAULT_LIMIT, idParam, jsonResponse, listQueryShape } from '../core/list.ts';
@@ -64,7 +64,7 @@ export function mountSessionRoutes(app: AnyOpenAPIHono, deps: SessionRouteDeps):
     async (c) => {
       const { sessionId } = c.req.valid('param');
       const s = await store.get(sessionId);
-      if (!s) return sendError(c, 404, 'not_found', `session ${JSON.stringify(sessionId)} does not exist`);
+      if (!s) throw httpError('not_found', `session ${JSON.stringify(sessionId)} does not exist`);
       return c.json(s, 200);
     },
   );
@@ -83,8 +83,7 @@ export function mountSessionRoutes(app: AnyOpenAPIHono, deps: SessionRouteDeps):
     }),
     async (c) => {
       const body = await optionalJsonBody(c, sessionBody);
-      if (!body.ok) return body.res;
-      const r = await store.create({ sessionId: body.value?.sessionId, name: body.value?.name });
+      const r = await store.create({ sessionId: body?.sessionId, name: body?.name });
       return c.json(r.session, r.created ? 201 : 200);
     },
   );

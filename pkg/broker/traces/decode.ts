@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { gunzipSync } from 'node:zlib';
-import { HttpError, jsonTooDeep, MAX_JSON_DEPTH } from '../../http/index.ts';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { type ErrorCode, HttpError, jsonTooDeep, MAX_JSON_DEPTH, statusOf } from '../../http/index.ts';
 import { type Range, type ScannedGroup, scanExportBytes } from './export-scanner.ts';
 import {
   addSpan,
@@ -25,10 +26,26 @@ export interface ExportInput {
   maxBytes: number;
 }
 
+/** Why an export was refused: a code of ERROR_CODES with its status (plain data, for the decoding thread). */
+export interface ExportRefusal {
+  ok: false;
+  status: ContentfulStatusCode;
+  code: ErrorCode;
+  message: string;
+}
+
 /** What decoding an export gives: spans ready to store and the rejected ones, or the refusal. */
 export type DecodedExport =
   | { ok: true; batch: SpanBatch; rejected: number; errors: string[] }
-  | { ok: false; status: 400 | 413 | 503; code: string; message: string };
+  | ExportRefusal;
+
+/** The refusal of an export, with the status ERROR_CODES gives its code. */
+export const refusal = (code: ErrorCode, message: string): ExportRefusal => ({
+  ok: false,
+  status: statusOf(code),
+  code,
+  message,
+});
 
 /**
  * Everything between the received bytes and spans ready to store — decompression, parsing,
@@ -42,8 +59,8 @@ export function decodeExport(input: ExportInput, opts: { byteScan?: boolean } = 
       body = gunzipSync(body, { maxOutputLength: input.maxBytes });
     } catch (err) {
       if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
-        return refuse(413, 'payload_too_large', `decompressed body exceeds ${input.maxBytes} bytes`);
-      return refuse(400, 'invalid_encoding', `body is not valid gzip: ${(err as Error).message}`);
+        return refusal('payload_too_large', `decompressed body exceeds ${input.maxBytes} bytes`);
+      return refusal('invalid_encoding', `body is not valid gzip: ${(err as Error).message}`);
     }
   }
   if (!input.proto && opts.byteScan !== false) {
@@ -56,18 +73,11 @@ export function decodeExport(input: ExportInput, opts: { byteScan?: boolean } = 
     const batch = packSpans(flat.spans.map(prepareSpan));
     return { ok: true, batch, rejected: flat.rejected, errors: flat.errors };
   } catch (err) {
-    if (err instanceof HttpError) return refuse(400, err.code, err.message);
+    if (err instanceof HttpError) return refusal(err.code, err.message); // json_too_deep
     const what = input.proto ? 'protobuf' : 'JSON';
-    return refuse(400, 'invalid_otlp', `undecodable ${what} trace export: ${(err as Error).message}`);
+    return refusal('invalid_otlp', `undecodable ${what} trace export: ${(err as Error).message}`);
   }
 }
-
-const refuse = (status: 400 | 413 | 503, code: string, message: string): DecodedExport => ({
-  ok: false,
-  status,
-  code,
-  message,
-});
 
 /**
  * A JSON export, parsed (V8's parser is iterative: any depth is safe to parse) and then scanned

@@ -3,7 +3,7 @@ import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../log/index.ts';
-import { type DecodedExport, decodeExport, type ExportInput } from './decode.ts';
+import { type DecodedExport, decodeExport, type ExportInput, refusal } from './decode.ts';
 
 /** Decodes OTLP exports, on the calling thread or on one of its own. */
 export interface OtlpDecoder {
@@ -79,9 +79,8 @@ export class ThreadDecoder implements OtlpDecoder {
       if (this.#worker === worker) this.#worker = undefined;
       if (!this.#closed)
         this.#logger.warn({ code, queued: this.#pending.size }, 'OTLP decoding thread exited');
-      const message = 'the OTLP decoding thread stopped; retry the export';
-      for (const done of this.#pending.values())
-        done({ ok: false, status: 503, code: 'decoder_unavailable', message });
+      const stopped = refusal('decoder_unavailable', 'the OTLP decoding thread stopped; retry the export');
+      for (const done of this.#pending.values()) done(stopped);
       this.#pending.clear();
     });
     this.#worker = worker;

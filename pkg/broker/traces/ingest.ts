@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { mediaTypeOf, sendError } from '../../http/index.ts';
+import { httpError, mediaTypeOf } from '../../http/index.ts';
 import type { RouteDeps } from '../core/domain.ts';
 import { decodeExport, type ExportInput } from './decode.ts';
 import type { OtlpDecoder } from './decoder.ts';
@@ -23,17 +23,13 @@ export async function ingestTraces(c: Context, deps: TraceDeps): Promise<Respons
   const type = mediaTypeOf(c);
   const proto = PROTO_TYPES.has(type);
   if (!proto && type !== JSON_TYPE)
-    return sendError(
-      c,
-      415,
+    throw httpError(
       'unsupported_media_type',
       `unsupported media type ${JSON.stringify(type || 'none')}; send application/json or application/x-protobuf`,
     );
   const encoding = (c.req.header('content-encoding') ?? 'identity').toLowerCase();
   if (encoding !== 'identity' && encoding !== 'gzip')
-    return sendError(
-      c,
-      415,
+    throw httpError(
       'unsupported_encoding',
       `unsupported content-encoding ${JSON.stringify(encoding)}; use gzip or none`,
     );
@@ -45,8 +41,9 @@ export async function ingestTraces(c: Context, deps: TraceDeps): Promise<Respons
   };
   const decoded = deps.otlpDecoder ? await deps.otlpDecoder.decode(input) : decodeExport(input);
   if (!decoded.ok) {
-    if (decoded.status === 503) c.header('retry-after', '1');
-    return sendError(c, decoded.status, decoded.code, decoded.message);
+    // A 503 (the decoding thread stopped) is worth retrying at once.
+    const headers = decoded.status === 503 ? { 'retry-after': '1' } : undefined;
+    throw httpError(decoded.code, decoded.message, undefined, { headers });
   }
   await deps.stores.traces.ingest(decoded.batch);
   const partial = decoded.rejected

@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
-import { type AnyOpenAPIHono, route, sendError } from '../../http/index.ts';
+import { type AnyOpenAPIHono, httpError, route } from '../../http/index.ts';
 import { watchDeps } from '../core/domain.ts';
 import { DEFAULT_LIMIT, idParam, jsonResponse, listQueryShape, pageResponse } from '../core/list.ts';
 import { type DomainRoutes, mountPurgeAll } from '../core/routes.ts';
@@ -84,7 +84,7 @@ export function mountTraceRoutes(app: AnyOpenAPIHono, deps: TraceDeps): void {
           replay: replayOf((after, n) => store.spans({ traceId }, after, n), spanMeta),
         });
       const spans = await store.trace(traceId);
-      if (!spans) return sendError(c, 404, 'not_found', `trace ${JSON.stringify(traceId)} does not exist`);
+      if (!spans) throw httpError('not_found', `trace ${JSON.stringify(traceId)} does not exist`);
       return jsonResponse(`{"traceId":"${traceId}","spans":[${spans.map((s) => s.json).join(',')}]}`);
     },
   );

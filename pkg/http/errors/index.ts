@@ -55,19 +55,24 @@ function flatten(issue: IssueLike): IssueLike[] {
 }
 
 /**
- * `defaultHook` for OpenAPIHono: a zod failure becomes a 400 envelope that lists every issue, so a
- * client sees all that is wrong with its request at once.
+ * The 400 `invalid_request` of a zod failure, listing every issue, so a client sees all that is
+ * wrong with its request at once (thrown by a handler that validates a body itself).
  */
+export function validationError(zodIssues: IssueLike[]): HttpError {
+  const issues = zodIssues
+    .flatMap(flatten)
+    .map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+  return httpError('invalid_request', `invalid request: ${summary}`, { issues });
+}
+
+/** `defaultHook` for OpenAPIHono: a zod failure answers `validationError`'s envelope. */
 export function validationHook(
   result: { success: boolean; error?: { issues: IssueLike[] } },
   c: Context,
 ): Response | undefined {
   if (result.success || !result.error) return undefined;
-  const issues = result.error.issues
-    .flatMap(flatten)
-    .map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
-  const summary = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-  return renderEnvelope(c, httpError('invalid_request', `invalid request: ${summary}`, { issues }));
+  return renderEnvelope(c, validationError(result.error.issues));
 }
 
 export interface ErrorHandlerOptions {
