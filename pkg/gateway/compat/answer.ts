@@ -66,10 +66,9 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
   const waitFailed = (err: unknown): undefined => {
     if (clientGone()) return undefined;
     throw new CompatError(
-      504,
       'timeout',
       `query ${name} did not finish within ${waitTimeoutMs} ms: ${(err as Error).message}`,
-      { type: 'timeout_error', retryable: false },
+      { retryable: false },
     );
   };
 
@@ -111,9 +110,7 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
     if (got instanceof CompatError) throw got;
     if (got instanceof Error || got.done) {
       if (clientGone()) return undefined;
-      throw new CompatError(502, 'stream_ended', 'the query stream ended before any chunk', {
-        type: 'server_error',
-      });
+      throw new CompatError('stream_ended', 'the query stream ended before any chunk');
     }
     const chunk = chunkOfData(got.value);
     if (chunk.error) throw failureOf(endOfStreamError(chunk.error));
@@ -125,9 +122,7 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
     for (let data = next; ; ) {
       if (signal.aborted) throw new Error('the answer was stopped');
       if (data === undefined)
-        throw new CompatError(502, 'stream_ended', 'the query stream ended without completing', {
-          type: 'server_error',
-        });
+        throw new CompatError('stream_ended', 'the query stream ended without completing');
       if (data === '[DONE]') {
         sawDone = true;
         return;
@@ -140,9 +135,7 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
         data = read?.done ? undefined : read?.value;
       } catch (err) {
         if (signal.aborted) throw err;
-        throw new CompatError(502, 'stream_broken', `the query stream broke: ${(err as Error).message}`, {
-          type: 'server_error',
-        });
+        throw new CompatError('stream_broken', `the query stream broke: ${(err as Error).message}`);
       }
     }
   }

@@ -37,19 +37,9 @@ export async function openBrokerStream(
     const headers = { accept: 'text/event-stream', ...brokerAuthHeaders(brokerUrl, url) };
     res = await request(url, { headers, signal });
   } catch (err) {
-    throw new CompatError(
-      503,
-      'broker_unavailable',
-      `the broker is not reachable: ${(err as Error).message}`,
-      { type: 'server_error' },
-    );
+    throw new CompatError('broker_unavailable', `the broker is not reachable: ${(err as Error).message}`);
   }
   if (res.statusCode === 200) return sseData(res.body);
   await res.body.dump();
-  throw new CompatError(
-    502,
-    'broker_error',
-    `the broker answered HTTP ${res.statusCode} for the query's stream`,
-    { type: 'server_error' },
-  );
+  throw new CompatError('broker_error', `the broker answered HTTP ${res.statusCode} for the query's stream`);
 }

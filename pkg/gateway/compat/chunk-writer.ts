@@ -2,6 +2,7 @@
 import type { SSEStreamingApi } from 'hono/streaming';
 import type { TokenUsage } from '../../api/index.ts';
 import { TickCoalescer } from '../../http/coalesce/index.ts';
+import type { ErrorCode } from '../../http/index.ts';
 import { chunkOf } from './completion-body.ts';
 import { type OpenAIErrorType, openaiError } from './errors.ts';
 
@@ -48,7 +49,8 @@ export function chunkWriter(s: Pick<SSEStreamingApi, 'write'>, model: string, id
       write({ ...chunkOf(id, model, created, {}), choices: [], usage: usageOf(usage) });
       return writing;
     },
-    fail: (message: string, type: OpenAIErrorType = 'server_error', code = 'query_failed') => {
+    /** The error frame and `[DONE]`: a failure after HTTP 200 was sent (the code names it, as a status would). */
+    fail: (message: string, type: OpenAIErrorType = 'server_error', code: ErrorCode = 'query_failed') => {
       write(openaiError(message, type, code));
       return end();
     },

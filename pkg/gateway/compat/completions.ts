@@ -27,11 +27,9 @@ async function readRequest(c: Context): Promise<ChatRequest> {
     const issue = parsed.error.issues[0];
     const param = issue?.path.join('.') || null;
     throw new CompatError(
-      400,
       'invalid_value',
       `${param ? `${param}: ` : ''}${issue?.message ?? 'invalid request'}`,
       {
-        type: 'invalid_request_error',
         param,
       },
     );
@@ -55,10 +53,7 @@ function outcomeOf(err: unknown, c: Context): ChatOutcome {
  * other media type is a 415 in the OpenAI shape, before the body is read or parsed.
  */
 const jsonOnly = requireMediaType(['application/json'], (c, message) =>
-  renderOpenAIError(
-    c,
-    new CompatError(415, 'unsupported_media_type', message, { type: 'invalid_request_error' }),
-  ),
+  renderOpenAIError(c, new CompatError('unsupported_media_type', message)),
 );
 
 /** `POST /chat/completions` (under /compat/v1): runs the request as a Query and answers like OpenAI. */
@@ -93,10 +88,9 @@ async function complete(
   const target = { namespace: deps.namespace, name };
   if (!(await ignoreNotFound(deps.client.get(TARGET_KINDS[type], target))))
     throw new CompatError(
-      404,
       'model_not_found',
       `The model '${req.model}' does not exist in namespace ${deps.namespace}`,
-      { type: 'not_found_error', param: 'model' },
+      { param: 'model' },
     );
   // A refusal is a KubeError: the sub-app's handler answers it (errors.ts, kubeErrorToCompat).
   query = await deps.client.create(Kinds.Query, query);

@@ -52,7 +52,8 @@ export class QueryEndedError extends CompatError {
 
   constructor(reason: Exclude<QueryEndReason, 'Succeeded'>, message: string) {
     const a: EndAnswer = END_ANSWERS[reason];
-    super(a.status, a.code, message, { type: a.type, retryable: false });
+    // The status is the code's in ERROR_CODES: the same as the row's (EndAnswer checks it).
+    super(a.code, message, { type: a.type, retryable: false });
     this.reason = reason;
   }
 }

@@ -29,11 +29,7 @@ async function answer(err: () => Error, body = '{}') {
 describe('/compat/v1 errors in the OpenAI shape', () => {
   it('a CompatError keeps its type and param; a 4xx is never retried', async () => {
     const r = await answer(
-      () =>
-        new CompatError(404, 'model_not_found', "The model 'agent/x' does not exist", {
-          type: 'not_found_error',
-          param: 'model',
-        }),
+      () => new CompatError('model_not_found', "The model 'agent/x' does not exist", { param: 'model' }),
     );
     expect(r).toEqual({
       status: 404,
@@ -47,6 +43,14 @@ describe('/compat/v1 errors in the OpenAI shape', () => {
         },
       },
     });
+  });
+
+  it('a CompatError takes its status from its code, and its type from the status unless given', () => {
+    expect(new CompatError('stream_broken', 'broke')).toMatchObject({ status: 502, type: 'server_error' });
+    expect(new CompatError('timeout', 'late')).toMatchObject({ status: 504, type: 'timeout_error' });
+    expect(new CompatError('kubernetes_unavailable', 'down', { status: 502 }).status).toBe(502);
+    // @ts-expect-error: model_not_found is a 404 only
+    expect(new CompatError('model_not_found', 'x', { status: 400 }).status).toBe(400);
   });
 
   it('malformed JSON is a 400 invalid_request_error with code invalid_json', async () => {
@@ -74,9 +78,7 @@ describe('/compat/v1 errors in the OpenAI shape', () => {
   });
 
   it('a query that ran and failed is not retried; an unknown error is a retryable 500', async () => {
-    const failed = await answer(
-      () => new CompatError(500, 'query_failed', 'model down', { type: 'server_error', retryable: false }),
-    );
+    const failed = await answer(() => new CompatError('query_failed', 'model down', { retryable: false }));
     expect(failed.retry).toBe('false');
     const bug = await answer(() => new TypeError('x is undefined'));
     expect(bug.status).toBe(500);

@@ -1,6 +1,5 @@
 import type { Context } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { type ErrorCode, type ErrorRenderer, HttpError } from '../../http/index.ts';
+import { type ErrorCode, type ErrorRenderer, HttpError, type StatusOf, statusOf } from '../../http/index.ts';
 import { KubeError } from '../../kube/errors.ts';
 
 export type OpenAIErrorType =
@@ -13,33 +12,44 @@ export type OpenAIErrorType =
   | 'timeout_error';
 
 export interface OpenAIError {
-  error: { message: string; type: OpenAIErrorType; param: string | null; code: string | null };
+  error: { message: string; type: OpenAIErrorType; param: string | null; code: ErrorCode | null };
 }
 
+/** The OpenAI error body: of an HTTP answer, or the frame that ends a stream that already began. */
 export function openaiError(
   message: string,
   type: OpenAIErrorType,
-  code: string | null = null,
+  code: ErrorCode | null = null,
   param: string | null = null,
 ): OpenAIError {
   return { error: { message, type, param, code } };
 }
 
-/** A /compat/v1 failure with what the OpenAI shape says beyond status and code. */
-export class CompatError extends HttpError {
+export interface CompatErrorOptions<C extends ErrorCode> {
+  /** The OpenAI error type; by default the one SDKs expect for the status. */
+  type?: OpenAIErrorType;
+  /** The request parameter at fault. */
+  param?: string | null;
+  /** False: `x-should-retry: false`; by default only a 5xx but 501 is retried. */
+  retryable?: boolean;
+  /** Another of the code's statuses (only those ERROR_CODES lists for it). */
+  status?: StatusOf<C>;
+}
+
+/**
+ * A /compat/v1 failure with what the OpenAI shape says beyond status and code. The code is one of
+ * ERROR_CODES and gives the status, as for `httpError`.
+ */
+export class CompatError<C extends ErrorCode = ErrorCode> extends HttpError {
   override name = 'CompatError';
   readonly type: OpenAIErrorType;
   readonly param: string | null;
   readonly retryable: boolean;
 
-  constructor(
-    status: ContentfulStatusCode,
-    code: ErrorCode,
-    message: string,
-    opts: { type: OpenAIErrorType; param?: string | null; retryable?: boolean },
-  ) {
+  constructor(code: C, message: string, opts: CompatErrorOptions<C> = {}) {
+    const status = opts.status ?? statusOf(code);
     super(status, code, message);
-    this.type = opts.type;
+    this.type = opts.type ?? typeOf(status);
     this.param = opts.param ?? null;
     this.retryable = opts.retryable ?? defaultRetryable(status);
   }
@@ -47,9 +57,7 @@ export class CompatError extends HttpError {
 
 /** The 503 of a request still waiting when the API service's shutdown grace period ended. */
 export const shuttingDown = () =>
-  new CompatError(503, 'shutting_down', 'the API service is shutting down; retry the request', {
-    type: 'server_error',
-  });
+  new CompatError('shutting_down', 'the API service is shutting down; retry the request');
 
 const defaultRetryable = (status: number) => status >= 500 && status !== 501;
 
@@ -86,8 +94,7 @@ export const renderOpenAIError: ErrorRenderer = (c: Context, err: HttpError) => 
  */
 export function kubeErrorToCompat(err: Error): HttpError | undefined {
   if (!(err instanceof KubeError)) return undefined;
-  if (err.code === 422)
-    return new CompatError(400, 'query_create_failed', err.message, { type: 'invalid_request_error' });
+  if (err.code === 422) return new CompatError('query_create_failed', err.message);
   const code = err.reason === 'Unavailable' ? 'kubernetes_unavailable' : 'kubernetes_error';
-  return new CompatError(502, code, err.message, { type: 'server_error' });
+  return new CompatError(code, err.message, { status: 502 });
 }

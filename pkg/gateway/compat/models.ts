@@ -57,10 +57,7 @@ export function mountModelRoutes(app: Hono, deps: GatewayDeps) {
     const key = { namespace: deps.namespace, name: name ?? '' };
     const obj = ref && name ? await ignoreNotFound(deps.client.get(ref, key)) : undefined;
     if (!obj)
-      throw new CompatError(404, 'model_not_found', `The model '${id}' does not exist`, {
-        type: 'not_found_error',
-        param: 'model',
-      });
+      throw new CompatError('model_not_found', `The model '${id}' does not exist`, { param: 'model' });
     return c.json(modelItemOf(type, obj));
   });
 }

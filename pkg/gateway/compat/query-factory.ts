@@ -10,13 +10,8 @@ export class ChatRequestError extends CompatError {
   override name = 'ChatRequestError';
   declare readonly param: string;
 
-  constructor(
-    message: string,
-    param: string,
-    status: 400 | 404 = 400,
-    code: 'invalid_value' | 'invalid_model' = 'invalid_value',
-  ) {
-    super(status, code, message, { type: 'invalid_request_error', param });
+  constructor(message: string, param: string, code: 'invalid_value' | 'invalid_model' = 'invalid_value') {
+    super(code, message, { param });
   }
 }
 
@@ -37,17 +32,11 @@ export function parseTarget(model: string): { type: TargetPrefix; name: string }
     throw new ChatRequestError(
       `model must be "agent/<name>", "team/<name>", "model/<name>" or "tool/<name>", got ${JSON.stringify(model)}`,
       'model',
-      400,
       'invalid_model',
     );
   }
   if (!name)
-    throw new ChatRequestError(
-      `model ${JSON.stringify(model)} names no target`,
-      'model',
-      400,
-      'invalid_model',
-    );
+    throw new ChatRequestError(`model ${JSON.stringify(model)} names no target`, 'model', 'invalid_model');
   return { type, name };
 }
 

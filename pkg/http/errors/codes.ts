@@ -93,8 +93,12 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 type Entry<C extends ErrorCode> = (typeof ERROR_CODES)[C];
 
-/** The statuses a code may be answered with (one, for most). */
-export type StatusOf<C extends ErrorCode> = Entry<C> extends readonly (infer S)[] ? S : Entry<C>;
+/** The statuses a code may be answered with (one, for most); for a union of codes, any of theirs. */
+export type StatusOf<C extends ErrorCode> = C extends ErrorCode
+  ? Entry<C> extends readonly (infer S)[]
+    ? S
+    : Entry<C>
+  : never;
 
 /** The codes answered with one status, e.g. `CodeWithStatus<503>` for what `/readyz` may say. */
 export type CodeWithStatus<S extends ContentfulStatusCode> = {
