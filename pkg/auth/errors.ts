@@ -1,4 +1,4 @@
-import { type CodeWithStatus, HttpError, statusOf } from '../http/index.ts';
+import { type CodeWithStatus, HttpError } from '../http/index.ts';
 
 type ApiKeyStatus = 400 | 403 | 404 | 409 | 422 | 503;
 
@@ -11,6 +11,6 @@ export class ApiKeyError extends HttpError {
   declare readonly status: ApiKeyStatus;
 
   constructor(code: CodeWithStatus<ApiKeyStatus>, message: string) {
-    super(statusOf(code), code, message);
+    super(code, message);
   }
 }

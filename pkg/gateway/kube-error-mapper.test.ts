@@ -77,9 +77,7 @@ describe('KubeError → HTTP, in the gateway error handler', () => {
 
   it('leaves other errors to the rest of the handler', async () => {
     expect(kubeErrorToHttp(new Error('boom'))).toBeUndefined();
-    expect((await answer(new HttpError(404, 'not_found', 'Agent ns/a not found'))).error.code).toBe(
-      'not_found',
-    );
+    expect((await answer(new HttpError('not_found', 'Agent ns/a not found'))).error.code).toBe('not_found');
     expect(await answer(new Error('boom'))).toMatchObject({ status: 500, error: { code: 'internal' } });
   });
 });

@@ -19,7 +19,6 @@ export {
   relayedError,
   renderEnvelope,
   type StatusOf,
-  sendError,
   statusOf,
   validationError,
   validationHook,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Redis, type RedisOptions, ReplyError } from 'ioredis';
-import { HttpError, statusOf } from '../../http/index.ts';
+import { HttpError } from '../../http/index.ts';
 import type { Logger } from '../../log/index.ts';
 
 /** How to reach Redis: `REDIS_URL` plus the options a URL cannot carry. */
@@ -25,11 +25,10 @@ export class StorageUnavailableError extends HttpError {
 
   constructor(reason: string) {
     super(
-      statusOf('storage_unavailable'),
       'storage_unavailable',
       `chunk storage (Redis) is unavailable: ${reason}; retry in ${RETRY_AFTER_SECONDS} s`,
       { backend: 'redis', retryAfterSeconds: RETRY_AFTER_SECONDS },
-      { 'retry-after': String(RETRY_AFTER_SECONDS) },
+      { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } },
     );
   }
 }

@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import { HttpError, statusOf } from '../../http/index.ts';
+import { HttpError } from '../../http/index.ts';
 import type { Logger } from '../../log/index.ts';
 import type { OidcSettings } from '../settings.ts';
 
@@ -25,11 +25,7 @@ export interface AuthorizationChecks {
 /** The provider could not be reached or answered with a server error: retry later, not a sign-in. */
 export class ProviderUnavailable extends HttpError {
   constructor(what: string, cause: unknown) {
-    super(
-      statusOf('provider_unavailable'),
-      'provider_unavailable',
-      `the OpenID provider cannot be reached (${what}): ${reason(cause)}`,
-    );
+    super('provider_unavailable', `the OpenID provider cannot be reached (${what}): ${reason(cause)}`);
   }
 }
 

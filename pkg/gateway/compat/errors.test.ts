@@ -61,7 +61,7 @@ describe('/compat/v1 errors in the OpenAI shape', () => {
   });
 
   it('a plain HttpError gets the type of its status', async () => {
-    const r = await answer(() => new HttpError(401, 'unauthorized', 'no key'));
+    const r = await answer(() => new HttpError('unauthorized', 'no key'));
     expect(r.body.error).toMatchObject({ type: 'authentication_error', code: 'unauthorized' });
   });
 

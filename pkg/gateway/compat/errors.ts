@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import { type ErrorCode, type ErrorRenderer, HttpError, type StatusOf, statusOf } from '../../http/index.ts';
+import { type ErrorCode, type ErrorRenderer, HttpError, type StatusOf } from '../../http/index.ts';
 import { KubeError } from '../../kube/errors.ts';
 
 export type OpenAIErrorType =
@@ -40,18 +40,17 @@ export interface CompatErrorOptions<C extends ErrorCode> {
  * A /compat/v1 failure with what the OpenAI shape says beyond status and code. The code is one of
  * ERROR_CODES and gives the status, as for `httpError`.
  */
-export class CompatError<C extends ErrorCode = ErrorCode> extends HttpError {
+export class CompatError<C extends ErrorCode = ErrorCode> extends HttpError<C> {
   override name = 'CompatError';
   readonly type: OpenAIErrorType;
   readonly param: string | null;
   readonly retryable: boolean;
 
   constructor(code: C, message: string, opts: CompatErrorOptions<C> = {}) {
-    const status = opts.status ?? statusOf(code);
-    super(status, code, message);
-    this.type = opts.type ?? typeOf(status);
+    super(code, message, undefined, { status: opts.status });
+    this.type = opts.type ?? typeOf(this.status);
     this.param = opts.param ?? null;
-    this.retryable = opts.retryable ?? defaultRetryable(status);
+    this.retryable = opts.retryable ?? defaultRetryable(this.status);
   }
 }
 

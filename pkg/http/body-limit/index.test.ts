@@ -4,7 +4,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../log/index.ts';
-import { errorHandler, sendError } from '../errors/index.ts';
+import { errorHandler, httpError, renderEnvelope } from '../errors/index.ts';
 import { bodyLimit } from './index.ts';
 
 const LIMIT = 100;
@@ -18,7 +18,7 @@ app.use(
   '*',
   bodyLimit(LIMIT, (c, message) => {
     refusals.push(message);
-    return sendError(c, 413, 'payload_too_large', message);
+    return renderEnvelope(c, httpError('payload_too_large', message));
   }),
 );
 app.onError(errorHandler(createLogger({ level: 'silent' })));

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, type ErrorCode, httpError, statusOf } from './codes.ts';
+import { ERROR_CODES, type ErrorCode, HttpError, httpError, relayedError, statusOf } from './codes.ts';
 
 /** The rows of docs/api.md's "Error codes" table: code → the statuses its second cell names. */
 function documented(): Map<string, number[]> {
@@ -46,6 +46,20 @@ describe('ERROR_CODES', () => {
     const unknown: ErrorCode = 'unauthenticated';
     // @ts-expect-error: not_found is a 404 only
     httpError('not_found', 'x', undefined, { status: 400 });
+    // @ts-expect-error: the constructor too
+    new HttpError('not_found', 'x', undefined, { status: 400 });
+    // Not called: only what the compiler says of it matters.
+    // @ts-expect-error: a code, not a status, comes first
+    const _statusFirst = () => new HttpError(404, 'not_found', 'x');
     expect(unknown).toBe('unauthenticated');
+  });
+
+  it('passes on, through relayedError only, a status another server chose', () => {
+    expect(relayedError(507, 'kubernetes_error', 'full', { why: 'disk' })).toMatchObject({
+      status: 507,
+      code: 'kubernetes_error',
+      details: { why: 'disk' },
+    });
+    expect(new HttpError('invalid', 'bad', undefined, { status: 400 }).status).toBe(400);
   });
 });

@@ -1,5 +1,4 @@
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { HttpError } from './envelope.ts';
 
 /**
  * Every error code a Berth server answers with, and its HTTP status: one vocabulary for the broker,
@@ -118,20 +117,43 @@ export interface HttpErrorOptions<C extends ErrorCode> {
   status?: StatusOf<C>;
 }
 
-/** The failure a handler throws: the code names the fault, ERROR_CODES gives its status. */
+/**
+ * A failure a handler throws instead of answering itself: the app's one error handler renders it
+ * (as the envelope, or in a sub-app's own shape), so no handler needs a try/catch to report one.
+ * The code names the fault and ERROR_CODES gives its status: a code not in it, or a status the
+ * code does not list, does not type-check (`relayedError` is the one way to another status).
+ */
+export class HttpError<C extends ErrorCode = ErrorCode> extends Error {
+  override name = 'HttpError';
+  readonly status: ContentfulStatusCode;
+  readonly code: ErrorCode;
+  readonly details?: unknown;
+  /** Response headers the error handler adds (e.g. `retry-after` on a 503). */
+  readonly headers?: Record<string, string>;
+
+  constructor(code: C, message: string, details?: unknown, opts: HttpErrorOptions<C> = {}) {
+    super(message);
+    this.status = (opts.status as ContentfulStatusCode | undefined) ?? statusOf(code);
+    this.code = code;
+    if (details !== undefined) this.details = details;
+    if (opts.headers !== undefined) this.headers = opts.headers;
+  }
+}
+
+/** `new HttpError(…)`, as a handler writes it: `throw httpError('not_found', …)`. */
 export function httpError<C extends ErrorCode>(
   code: C,
   message: string,
   details?: unknown,
   opts: HttpErrorOptions<C> = {},
 ): HttpError {
-  const status = (opts.status as ContentfulStatusCode | undefined) ?? statusOf(code);
-  return new HttpError(status, code, message, details, opts.headers);
+  return new HttpError(code, message, details, opts);
 }
 
 /**
- * A failure whose status another server chose and this one passes on (the Kubernetes API
- * server's, for `kubernetes_error`): the code is still one of ERROR_CODES.
+ * A failure whose status was chosen elsewhere and is passed on as it is: by another server (the
+ * Kubernetes API server's, for `kubernetes_error`), or by an error being re-thrown with more to
+ * say. The code is still one of ERROR_CODES; only here may the status be one it does not list.
  */
 export function relayedError(
   status: ContentfulStatusCode,
@@ -140,5 +162,5 @@ export function relayedError(
   details?: unknown,
   headers?: Record<string, string>,
 ): HttpError {
-  return new HttpError(status, code, message, details, headers);
+  return new HttpError(code, message, details, { headers, status: status as StatusOf<ErrorCode> });
 }

@@ -4,13 +4,14 @@ import type { Logger } from '../../log/index.ts';
 import { bodyTooLarge } from '../body-limit/index.ts';
 import { jsonTooDeepOf } from '../json-body/index.ts';
 import { requestIdOf } from '../request-id/index.ts';
-import { httpError, relayedError } from './codes.ts';
-import { type ErrorMapper, type ErrorRenderer, HttpError, renderEnvelope } from './envelope.ts';
+import { HttpError, httpError, relayedError } from './codes.ts';
+import { type ErrorMapper, type ErrorRenderer, renderEnvelope } from './envelope.ts';
 
 export {
   type CodeWithStatus,
   ERROR_CODES,
   type ErrorCode,
+  HttpError,
   type HttpErrorOptions,
   httpError,
   relayedError,
@@ -22,9 +23,7 @@ export {
   type ErrorMapper,
   type ErrorRenderer,
   errorBody,
-  HttpError,
   renderEnvelope,
-  sendError,
 } from './envelope.ts';
 
 interface IssueLike {

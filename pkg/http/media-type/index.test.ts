@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { sendError } from '../errors/index.ts';
+import { httpError, renderEnvelope } from '../errors/index.ts';
 import { mediaTypeOf, requireMediaType } from './index.ts';
 
 function appWith(optional: boolean) {
@@ -11,7 +11,7 @@ function appWith(optional: boolean) {
     '/',
     requireMediaType(
       ['application/json'],
-      (c, m) => sendError(c, 415, 'unsupported_media_type', m),
+      (c, m) => renderEnvelope(c, httpError('unsupported_media_type', m)),
       optional,
     ),
     (c) => c.text(`ok ${mediaTypeOf(c) || 'none'}`),

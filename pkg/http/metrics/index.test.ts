@@ -13,7 +13,7 @@ function app() {
   a.notFound(notFoundHandler);
   a.get('/items/:id', (c) => c.json({ id: c.req.param('id') }));
   a.post('/items', () => {
-    throw new HttpError(409, 'conflict', 'exists');
+    throw new HttpError('conflict', 'exists');
   });
   a.get('/health', (c) => c.json({ status: 'ok' }));
   mountMetricsRoute(a, [registry]);
