@@ -20,8 +20,12 @@ const LAYERS: string[][] = [
   ['server.ts'],
 ];
 
-/** What an in-memory broker must not load (drizzle-orm and pg alone are ~90 MB of RSS; docs/broker.md "Footprint"). */
-const DURABLE_PACKAGES = ['pg', 'drizzle-orm', 'ioredis'];
+/**
+ * What an idle in-memory broker must not load (drizzle-orm and pg alone are ~90 MB of RSS;
+ * docs/broker.md "Footprint"): the durable backends, and protobufjs, which only a protobuf OTLP
+ * export needs (loaded by `require` at the first one).
+ */
+const DURABLE_PACKAGES = ['pg', 'drizzle-orm', 'ioredis', 'protobufjs'];
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BROKER = join(ROOT, 'broker');

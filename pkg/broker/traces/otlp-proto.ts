@@ -1,4 +1,5 @@
-import protobuf from 'protobufjs';
+import { createRequire } from 'node:module';
+import type protobufType from 'protobufjs';
 
 /**
  * The OTLP trace protobuf schema (opentelemetry-proto, trace/v1 + collector/trace/v1), reduced to
@@ -36,9 +37,29 @@ message ExportTraceServiceResponse { ExportTracePartialSuccess partial_success =
 message ExportTracePartialSuccess { int64 rejected_spans = 1; string error_message = 2; }
 `;
 
-const root = protobuf.parse(OTLP_PROTO).root;
-const Request = root.lookupType('otlp.ExportTraceServiceRequest');
-const Response = root.lookupType('otlp.ExportTraceServiceResponse');
+interface Schema {
+  Request: protobufType.Type;
+  Response: protobufType.Type;
+}
+
+let schema: Schema | undefined;
+
+/**
+ * protobufjs and the parsed schema, loaded by the first protobuf export (or answer) rather than at
+ * start: most brokers only ever see OTLP/JSON, and an idle tenant broker should not hold them
+ * (docs/broker.md "Footprint"). `require` keeps the decoders synchronous (protobufjs is CommonJS).
+ */
+function otlp(): Schema {
+  if (!schema) {
+    const protobuf = createRequire(import.meta.url)('protobufjs') as typeof protobufType;
+    const root = protobuf.parse(OTLP_PROTO).root;
+    schema = {
+      Request: root.lookupType('otlp.ExportTraceServiceRequest'),
+      Response: root.lookupType('otlp.ExportTraceServiceResponse'),
+    };
+  }
+  return schema;
+}
 
 const BYTE_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
 
@@ -57,6 +78,7 @@ function bytesToJson(value: unknown, key: string): unknown {
 
 /** Decodes a protobuf ExportTraceServiceRequest into the OTLP/JSON object shape (camelCase, hex ids). */
 export function decodeTraceRequest(body: Uint8Array): Record<string, unknown> {
+  const { Request } = otlp();
   const msg = Request.decode(body);
   const obj = Request.toObject(msg, {
     longs: String,
@@ -69,6 +91,7 @@ export function decodeTraceRequest(body: Uint8Array): Record<string, unknown> {
 }
 
 export function encodeTraceResponse(partial?: { rejectedSpans: number; errorMessage: string }): Uint8Array {
+  const { Response } = otlp();
   const payload = partial ? { partialSuccess: partial } : {};
   return Response.encode(Response.fromObject(payload)).finish();
 }
@@ -82,9 +105,11 @@ export function encodeTraceRequest(obj: Record<string, unknown>): Uint8Array {
       return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, hexToBytes(x, k)]));
     return v;
   };
+  const { Request } = otlp();
   return Request.encode(Request.fromObject(hexToBytes(obj, '') as Record<string, unknown>)).finish();
 }
 
 export function decodeTraceResponse(body: Uint8Array): Record<string, unknown> {
+  const { Response } = otlp();
   return Response.toObject(Response.decode(body), { longs: Number }) as Record<string, unknown>;
 }
