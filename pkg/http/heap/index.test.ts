@@ -1,5 +1,5 @@
 import { memoryUsage } from 'node:process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { releaseStartupGarbage } from './index.ts';
 
 describe('releaseStartupGarbage', () => {
@@ -19,5 +19,19 @@ describe('releaseStartupGarbage', () => {
   it('leaves the main context without a global gc', () => {
     releaseStartupGarbage();
     expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+  });
+
+  it('still collects where the resident set size cannot be read (a chroot without /proc)', () => {
+    const spy = vi.spyOn(memoryUsage, 'rss').mockImplementation(() => {
+      throw new Error('ENOENT: no such file or directory, uv_resident_set_memory');
+    });
+    try {
+      const r = releaseStartupGarbage();
+      expect(r.rssBefore).toBeUndefined();
+      expect(r.rssAfter).toBeUndefined();
+      expect(r.ms).toBeGreaterThanOrEqual(0);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -19,8 +19,8 @@ let collect: Collect | undefined;
  * instead of ~188 MB (docs/broker.md "Footprint"). It pauses the process for tens of milliseconds,
  * before it takes traffic.
  */
-export function releaseStartupGarbage(): { rssBefore: number; rssAfter: number; ms: number } {
-  const rssBefore = memoryUsage.rss();
+export function releaseStartupGarbage(): { rssBefore?: number; rssAfter?: number; ms: number } {
+  const rssBefore = rss();
   const t0 = performance.now();
   if (!collect) {
     // `gc` exists only in contexts created after --expose-gc is set; the main context stays as it was.
@@ -28,5 +28,14 @@ export function releaseStartupGarbage(): { rssBefore: number; rssAfter: number; 
     collect = runInNewContext('gc') as Collect;
   }
   collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-  return { rssBefore, rssAfter: memoryUsage.rss(), ms: Math.round(performance.now() - t0) };
+  return { rssBefore, rssAfter: rss(), ms: Math.round(performance.now() - t0) };
+}
+
+/** The resident set size, when the system tells it (without /proc, e.g. in a bare chroot, it does not). */
+function rss(): number | undefined {
+  try {
+    return memoryUsage.rss();
+  } catch {
+    return undefined;
+  }
 }
