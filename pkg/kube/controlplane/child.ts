@@ -25,6 +25,10 @@ export interface GuardedChild {
 
 export function startGuarded(name: string, bin: string, args: string[], logFile: string): GuardedChild {
   const log = createWriteStream(logFile, { flags: 'a' });
+  // The log is for reading after a failure: a log file that cannot be opened or written (its
+  // directory removed under it, a full disk) loses that output but must not crash the process that
+  // supervises the child — an 'error' without a listener would.
+  log.on('error', () => {});
   const proc = spawn('sh', ['-c', GUARD, 'berth-guard', String(process.pid), bin, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
