@@ -23,9 +23,12 @@ export function cpuSeconds(pid: number): number {
 /** The fake model server in its own process; its CA is written to `caFile` for NODE_EXTRA_CA_CERTS. */
 export async function startFakeModelProcess(
   caFile: string,
+  /** Scripts by model name (test/fixtures/fake-model-process.ts, FAKE_MODEL_SCRIPTS). */
+  scripts: Record<string, unknown> = {},
 ): Promise<{ url: string; ca: string; proc: ChildProcess }> {
   const proc = spawn(process.execPath, [join(import.meta.dirname, '../fixtures/fake-model-process.ts')], {
     stdio: ['pipe', 'pipe', 'inherit'],
+    env: { ...process.env, FAKE_MODEL_SCRIPTS: JSON.stringify(scripts) },
   });
   const lines = createInterface({ input: proc.stdout as NodeJS.ReadableStream });
   const [line] = (await once(lines, 'line')) as [string];

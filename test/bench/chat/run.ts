@@ -5,6 +5,9 @@
  * answers at once over HTTPS. Measured per concurrency (default 20 and 50):
  *   non-streaming  wall time of `chat.completions.create`
  *   streaming      time to the first content chunk (TTFT)
+ *   inter-token    gaps between consecutive content chunks of a streamed answer: the model
+ *                  (`paced`) streams PACED_WORDS words PACED_GAP_MS apart; added = Berth's gap
+ *                  percentile − the direct one (what the relay adds to every token)
  * Added = Berth percentile − direct percentile. Target (issue 7): added p50 ≤ 20 ms, p99 ≤ 60 ms.
  * Usage: node test/bench/chat/run.ts [--requests 400] [--concurrency 20,50] [--target model/default]
  */
@@ -36,16 +39,39 @@ const TARGET = values.target ?? 'model/default';
 const NS = 'bench-chat';
 const dir = mkdtempSync(join(tmpdir(), 'berth-bench-chat-'));
 
-/** Runs `n` calls at concurrency `c`; returns the sorted latencies in ms. */
-async function run(n: number, c: number, call: (i: number) => Promise<number>): Promise<number[]> {
+/** Runs `n` calls at concurrency `c`; returns the sorted latencies in ms (a call may give several). */
+async function run(n: number, c: number, call: (i: number) => Promise<number | number[]>): Promise<number[]> {
   const times: number[] = [];
   let next = 0;
   await Promise.all(
     Array.from({ length: c }, async () => {
-      while (next < n) times.push(await call(next++));
+      while (next < n) times.push(...[await call(next++)].flat());
     }),
   );
   return times.sort((a, b) => a - b);
+}
+
+// The paced model: a streamed answer of PACED_WORDS words, PACED_GAP_MS apart.
+const PACED_WORDS = 20;
+const PACED_GAP_MS = 5;
+
+/** Gaps (ms) between consecutive content chunks of one streamed answer. */
+async function interTokenGaps(client: OpenAI, model: string, i: number): Promise<number[]> {
+  const stream = await client.chat.completions.create({
+    model,
+    messages: [{ role: 'user', content: `q${i}` }],
+    stream: true,
+  });
+  const gaps: number[] = [];
+  let last = Number.NaN;
+  for await (const chunk of stream) {
+    if (!chunk.choices[0]?.delta.content) continue;
+    const t = performance.now();
+    if (!Number.isNaN(last)) gaps.push(t - last);
+    last = t;
+  }
+  if (gaps.length < PACED_WORDS - 2) throw new Error(`stream with ${gaps.length + 1} content chunks`);
+  return gaps;
 }
 
 async function nonStreaming(client: OpenAI, model: string, i: number): Promise<number> {
@@ -79,7 +105,9 @@ function cpuProfile(pids: Record<string, number>) {
 }
 
 const caFile = join(dir, 'ca.pem');
-const fake = await startFakeModelProcess(caFile);
+const fake = await startFakeModelProcess(caFile, {
+  paced: { reply: 'word '.repeat(PACED_WORDS).trim(), chunkDelayMs: PACED_GAP_MS },
+});
 
 const cp = await startControlPlane({ crdDir: join(projectRoot(), 'crds') });
 const up = spawnBerth(
@@ -105,6 +133,7 @@ try {
     );
   await apply('Model', 'default', { type: 'openai', model: 'bench', baseUrl: fake.url });
   await apply('Agent', 'bench', { prompt: 'You are a benchmark.' });
+  await apply('Model', 'paced', { type: 'openai', model: 'paced', baseUrl: fake.url });
 
   const dispatcher = new Agent({ connect: { ca: fake.ca }, connections: 256, keepAliveTimeout: 30_000 });
   // Both clients use the same fetch and connection pool settings, so only the path differs.
@@ -112,10 +141,11 @@ try {
   const direct = new OpenAI({ baseURL: fake.url, ...common });
   const berth = new OpenAI({ baseURL: `${ready.api}/compat/v1`, ...common });
   // The target must be cached by the API before the first request; wait for it through the API.
-  for (let i = 0; !(await berth.models.list()).data.some((m) => m.id === TARGET); i++) {
-    if (i > 200) throw new Error(`${TARGET} never appeared in /compat/v1/models`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  for (const target of [TARGET, 'model/paced'])
+    for (let i = 0; !(await berth.models.list()).data.some((m) => m.id === target); i++) {
+      if (i > 200) throw new Error(`${target} never appeared in /compat/v1/models`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
 
   console.log(
     `chat completion overhead — ${TARGET} via berth up (one process) vs the fake model directly; ` +
@@ -125,18 +155,25 @@ try {
   );
   const pids = platformPids(cp, up.proc.pid as number, fake.proc.pid as number);
   const f = (n: number) => n.toFixed(1).padStart(6);
-  for (const [label, measure] of [
-    ['non-streaming', nonStreaming],
-    ['ttft streaming', timeToFirstToken],
-  ] as const) {
+  const rows: [
+    string,
+    (client: OpenAI, model: string, i: number) => Promise<number | number[]>,
+    string,
+    string,
+  ][] = [
+    ['non-streaming', nonStreaming, 'bench', TARGET],
+    ['ttft streaming', timeToFirstToken, 'bench', TARGET],
+    ['inter-token', interTokenGaps, 'paced', 'model/paced'],
+  ];
+  for (const [label, measure, model, target] of rows) {
     for (const c of LEVELS) {
       // Warm-up at this concurrency: keep-alive connections, JIT, informer steady state.
-      await run(Math.max(50, c * 2), c, (i) => measure(direct, 'bench', i));
-      await run(Math.max(50, c * 2), c, (i) => measure(berth, TARGET, i));
-      const d = await run(REQUESTS, c, (i) => measure(direct, 'bench', i));
+      await run(Math.max(50, c * 2), c, (i) => measure(direct, model, i));
+      await run(Math.max(50, c * 2), c, (i) => measure(berth, target, i));
+      const d = await run(REQUESTS, c, (i) => measure(direct, model, i));
       const cpu = cpuProfile(pids);
       const t0 = performance.now();
-      const b = await run(REQUESTS, c, (i) => measure(berth, TARGET, i));
+      const b = await run(REQUESTS, c, (i) => measure(berth, target, i));
       const qps = (REQUESTS / (performance.now() - t0)) * 1000;
       const used = cpu(REQUESTS);
       const row = (p: number) => pct(b, p) - pct(d, p);
