@@ -26,7 +26,7 @@ import { projectRoot } from '../../pkg/kube/controlplane/index.ts';
 import { freePort } from '../../pkg/kube/controlplane/ports.ts';
 import { eventually } from '../support/wait.ts';
 import { pidsNaming, rssOf } from './host-check.ts';
-import { fakeModelObjects, type Stack, startStack } from './stack.ts';
+import { fakeModelObjects, helperAgentObjects, type Stack, startStack } from './stack.ts';
 
 const run = promisify(execFile);
 const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -169,13 +169,6 @@ export interface DurableInstall {
   stop(): Promise<void>;
 }
 
-const obj = (kind: string, name: string, spec: object) => ({
-  apiVersion: 'berth.dev/v1alpha1',
-  kind,
-  metadata: { name, namespace: NS },
-  spec,
-});
-
 /** A control plane, a node, own stores and the durable overlay installed and Ready. */
 export async function installDurable(log: (m: string) => void = () => {}): Promise<DurableInstall> {
   const t0 = Date.now();
@@ -231,15 +224,7 @@ export async function installDurable(log: (m: string) => void = () => {}): Promi
         createdAt: new Date().toISOString(),
         expiresAt: null,
       }),
-      obj('Model', 'default', {
-        type: 'openai',
-        model: 'cluster',
-        baseUrl: `http://fake-model.${NS}.svc.cluster.local/v1`,
-      }),
-      obj('Memory', 'default', {
-        address: { valueFrom: { serviceRef: { name: 'berth-broker', port: 80 } } },
-      }),
-      obj('Agent', 'helper', { prompt: 'You help.', modelRef: { name: 'default' } }),
+      ...helperAgentObjects(NS),
     );
     await c.wait(NS, 'job/berth-migrate', 'condition=Complete', '300s');
     t = mark('migrate', t);

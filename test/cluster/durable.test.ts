@@ -37,6 +37,7 @@ import {
   startPurgeRecorder,
   watchExits,
 } from './durable-stack.ts';
+import { helperQuery } from './stack.ts';
 
 const t0 = Date.now();
 let d: DurableInstall;
@@ -520,12 +521,7 @@ describe('the durable install on a node', () => {
     expect(newLeaderPod).not.toBe(leaderPod);
     const nowControllers = (await podsOf(d, 'berth-controller')).map((p) => p.name);
     expect(nowControllers).toContain(newLeaderPod);
-    await c.apply({
-      apiVersion: 'berth.dev/v1alpha1',
-      kind: 'Query',
-      metadata: { name: 'after-failover', namespace: NS },
-      spec: { input: 'after the failover', target: { type: 'agent', name: 'helper' } },
-    });
+    await c.apply(helperQuery(NS, 'after-failover', 'after the failover'));
     await c.wait(NS, 'query/after-failover', 'jsonpath={.status.phase}=done', '60s');
     const q = await c.getJson<{ status: unknown }>(NS, 'query/after-failover');
     expect(JSON.stringify(q.status)).toContain('cluster echo: after the failover');

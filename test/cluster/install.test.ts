@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../pkg/kube/controlplane/index.ts';
 import { eventually } from '../support/wait.ts';
-import { fakeModelObjects, type Stack, startStack } from './stack.ts';
+import { fakeModelObjects, helperAgentObjects, helperQuery, type Stack, startStack } from './stack.ts';
 
 const NS = 'berth-system';
 let stack: Stack;
@@ -74,27 +74,9 @@ describe('manifests/base as pods', () => {
 
   it('runs a Query end to end through the cluster’s Services and DNS', async () => {
     const c = stack.cluster;
-    const obj = (kind: string, name: string, spec: object) => ({
-      apiVersion: 'berth.dev/v1alpha1',
-      kind,
-      metadata: { name, namespace: NS },
-      spec,
-    });
-    await c.apply(
-      obj('Model', 'default', {
-        type: 'openai',
-        model: 'cluster',
-        baseUrl: `http://fake-model.${NS}.svc.cluster.local/v1`,
-      }),
-      obj('Memory', 'default', {
-        address: { valueFrom: { serviceRef: { name: 'berth-broker', port: 80 } } },
-      }),
-      obj('Agent', 'helper', { prompt: 'You help.', modelRef: { name: 'default' } }),
-    );
+    await c.apply(...helperAgentObjects(NS));
     await c.wait(NS, 'memory/default', 'jsonpath={.status.phase}=ready');
-    await c.apply(
-      obj('Query', 'in-cluster', { input: 'hello from a pod', target: { type: 'agent', name: 'helper' } }),
-    );
+    await c.apply(helperQuery(NS, 'in-cluster', 'hello from a pod'));
     await c.wait(NS, 'query/in-cluster', 'jsonpath={.status.phase}=done', '120s');
     const q = await c.getJson<{ status: { response?: { content?: string }; conversationId?: string } }>(
       NS,

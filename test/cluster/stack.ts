@@ -68,6 +68,40 @@ export async function startStack(log: (m: string) => void = () => {}): Promise<S
 }
 
 /**
+ * What a cluster test's Query runs against in `ns`: Model `default` at the fake model's Service,
+ * Memory `default` at the namespace's `berth-broker` (port 80), Agent `helper` on that Model.
+ */
+export function helperAgentObjects(ns: string): object[] {
+  const obj = (kind: string, name: string, spec: object) => ({
+    apiVersion: 'berth.dev/v1alpha1',
+    kind,
+    metadata: { name, namespace: ns },
+    spec,
+  });
+  return [
+    obj('Model', 'default', {
+      type: 'openai',
+      model: 'cluster',
+      baseUrl: `http://fake-model.${ns}.svc.cluster.local/v1`,
+    }),
+    obj('Memory', 'default', {
+      address: { valueFrom: { serviceRef: { name: 'berth-broker', port: 80 } } },
+    }),
+    obj('Agent', 'helper', { prompt: 'You help.', modelRef: { name: 'default' } }),
+  ];
+}
+
+/** A Query in `ns` asking Agent `helper` (helperAgentObjects) `input`. */
+export function helperQuery(ns: string, name: string, input: string): object {
+  return {
+    apiVersion: 'berth.dev/v1alpha1',
+    kind: 'Query',
+    metadata: { name, namespace: ns },
+    spec: { input, target: { type: 'agent', name: 'helper' } },
+  };
+}
+
+/**
  * The fake model as a pod of the berth image (`node /fake/fake-model.mjs`, the script from a
  * ConfigMap) behind Service `fake-model` port 80 in `ns`: baseUrl
  * `http://fake-model.<ns>.svc.cluster.local/v1`.

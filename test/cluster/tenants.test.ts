@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BERTH_IMAGE } from '../../hack/build-image.ts';
 import { projectRoot } from '../../pkg/kube/controlplane/index.ts';
 import { berthObject, brokerCalls, queryObject, read } from '../security/tenant-calls.ts';
-import type { Obj } from '../security/tenants.ts';
+import { type Obj, tenantReads } from '../security/tenants.ts';
 import { eventually } from '../support/wait.ts';
 import { fakeModelObjects, type Stack, startStack } from './stack.ts';
 
@@ -269,15 +269,7 @@ afterAll(async () => {
 }, 180_000);
 
 /** What a tenant reads through `/v1/broker/*`, and what it must find of its own there. */
-const READS: Array<[string, (ns: string) => string]> = [
-  ['messages', secret],
-  ['events', secret],
-  ['stream', secret],
-  ['stream/support-1?from-beginning=true', secret],
-  ['conversations', () => 'conversation_id'],
-  ['traces', (ns) => `"${ns}"`],
-  ['sessions', () => 'support-1'],
-];
+const READS = tenantReads(secret);
 
 describe('two tenants from overlays/tenant, as pods', () => {
   it('installs as docs/install.md says: every Deployment Ready, the binding renamed per tenant, the policies in place', async () => {

@@ -28,7 +28,7 @@ import {
   waitPhase,
 } from './tenant-calls.ts';
 import { type Capture, SYSTEM, startCapture, startInstall, type TenantStack } from './tenant-stack.ts';
-import { Cluster, logsOfAll, type Running, stopProcesses } from './tenants.ts';
+import { Cluster, logsOfAll, type Running, stopProcesses, tenantReads } from './tenants.ts';
 
 const A = 'tenant-a';
 const B = 'tenant-b';
@@ -122,15 +122,7 @@ afterAll(async () => {
 });
 
 /** What a tenant reads through `/v1/broker/*`, and what it must find of its own there. */
-const READS: Array<[string, (ns: string) => string]> = [
-  ['messages', secret],
-  ['events', secret],
-  ['stream', secret],
-  ['stream/support-1?from-beginning=true', secret],
-  ['conversations', () => 'conversation_id'],
-  ['traces', (ns) => `"${ns}"`],
-  ['sessions', () => 'support-1'],
-];
+const READS = tenantReads(secret);
 
 describe('two tenants, one controller', () => {
   it("shows each tenant only its own data, through its API and its dashboard's proxy", async () => {

@@ -249,3 +249,19 @@ export async function stopProcesses(): Promise<void> {
 
 /** Everything a process logged so far (to check no token was ever logged). */
 export const logsOfAll = () => started.map((p) => p.output()).join('\n');
+
+/**
+ * What a tenant reads through `/v1/broker/*`, and what it must find of its own there (`secret`: the
+ * text a test's tenant wrote into its own Query).
+ */
+export function tenantReads(secret: (ns: string) => string): Array<[string, (ns: string) => string]> {
+  return [
+    ['messages', secret],
+    ['events', secret],
+    ['stream', secret],
+    ['stream/support-1?from-beginning=true', secret],
+    ['conversations', () => 'conversation_id'],
+    ['traces', (ns) => `"${ns}"`],
+    ['sessions', () => 'support-1'],
+  ];
+}
