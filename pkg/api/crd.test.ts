@@ -39,7 +39,7 @@ describe('toStructural', () => {
 describe('crdFor', () => {
   it('generates a CRD with status subresource, short names and printer columns for every kind', () => {
     expect(ALL_KINDS.map((k) => k.kind).sort()).toEqual(
-      ['Agent', 'Evaluation', 'Evaluator', 'Memory', 'Model', 'Query', 'Team', 'Tool'].sort(),
+      ['Agent', 'Evaluation', 'Evaluator', 'MCPServer', 'Memory', 'Model', 'Query', 'Team', 'Tool'].sort(),
     );
     for (const def of ALL_KINDS) {
       const crd = crdFor(def) as { metadata: { name: string }; spec: Record<string, any> };

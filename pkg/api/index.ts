@@ -4,6 +4,7 @@ export * from './kind-def.ts';
 export * from './kinds/agent.ts';
 export * from './kinds/evaluation.ts';
 export * from './kinds/evaluator.ts';
+export * from './kinds/mcpserver.ts';
 export * from './kinds/memory.ts';
 export * from './kinds/model.ts';
 export * from './kinds/query.ts';

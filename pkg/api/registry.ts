@@ -2,6 +2,7 @@ import type { KindDef } from './kind-def.ts';
 import { agentKind } from './kinds/agent.ts';
 import { evaluationKind } from './kinds/evaluation.ts';
 import { evaluatorKind } from './kinds/evaluator.ts';
+import { mcpServerKind } from './kinds/mcpserver.ts';
 import { memoryKind } from './kinds/memory.ts';
 import { modelKind } from './kinds/model.ts';
 import { queryKind } from './kinds/query.ts';
@@ -17,6 +18,7 @@ export const ALL_KINDS: readonly KindDef[] = [
   memoryKind,
   evaluatorKind,
   evaluationKind,
+  mcpServerKind,
 ];
 
 export function kindByPlural(plural: string): KindDef | undefined {

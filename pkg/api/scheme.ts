@@ -5,6 +5,7 @@ import type { KindDef } from './kind-def.ts';
 import type { Agent } from './kinds/agent.ts';
 import type { Evaluation } from './kinds/evaluation.ts';
 import type { Evaluator } from './kinds/evaluator.ts';
+import type { MCPServer } from './kinds/mcpserver.ts';
 import type { Memory } from './kinds/memory.ts';
 import type { Model } from './kinds/model.ts';
 import type { Query } from './kinds/query.ts';
@@ -33,6 +34,7 @@ export const Kinds = {
   Memory: refOf<Memory>(byKind('Memory')),
   Evaluator: refOf<Evaluator>(byKind('Evaluator')),
   Evaluation: refOf<Evaluation>(byKind('Evaluation')),
+  MCPServer: refOf<MCPServer>(byKind('MCPServer')),
 } as const;
 
 export const BERTH_KINDS: readonly KindRef<unknown>[] = Object.values(Kinds);

@@ -225,9 +225,17 @@ describe('berth controller with only its manifest RBAC', () => {
     const [t] = tenants as [string];
     const allowed = [
       // informers of every namespace
-      ...['queries', 'agents', 'teams', 'models', 'tools', 'memories', 'evaluators', 'evaluations'].map(
-        (r) => `watch ${r}.berth.dev -A`,
-      ),
+      ...[
+        'queries',
+        'agents',
+        'teams',
+        'models',
+        'tools',
+        'memories',
+        'evaluators',
+        'evaluations',
+        'mcpservers',
+      ].map((r) => `watch ${r}.berth.dev -A`),
       'list secrets -A',
       'watch services -A',
       'watch configmaps/marketplace-sources -A',
@@ -237,6 +245,7 @@ describe('berth controller with only its manifest RBAC', () => {
       `patch memories.berth.dev --subresource=status -n ${t}`,
       `patch evaluators.berth.dev --subresource=status -n ${t}`,
       `patch evaluations.berth.dev --subresource=status -n ${t}`,
+      `patch mcpservers.berth.dev --subresource=status -n ${t}`,
       `create configmaps/marketplace-sources -n ${t}`,
       `patch configmaps/marketplace-sources -n ${t}`,
       `create events -n ${t}`,
@@ -247,10 +256,16 @@ describe('berth controller with only its manifest RBAC', () => {
     const denied = [
       `create queries.berth.dev -n ${t}`,
       `update queries.berth.dev -n ${t}`,
-      ...['agents', 'teams', 'models', 'tools', 'memories', 'evaluators', 'evaluations'].flatMap((r) => [
-        `patch ${r}.berth.dev -n ${t}`,
-        `delete ${r}.berth.dev -n ${t}`,
-      ]),
+      ...[
+        'agents',
+        'teams',
+        'models',
+        'tools',
+        'memories',
+        'evaluators',
+        'evaluations',
+        'mcpservers',
+      ].flatMap((r) => [`patch ${r}.berth.dev -n ${t}`, `delete ${r}.berth.dev -n ${t}`]),
       `patch agents.berth.dev --subresource=status -n ${t}`,
       `create secrets -n ${t}`,
       // Tokens for any other account, here or in a tenant: none.

@@ -69,7 +69,7 @@ export async function runAgent(
   const agent = found(scope.deps.lookup.agent(scope.namespace, name), owner, scope.namespace, missing);
   const model = requireModel(scope, agent.spec.modelRef?.name ?? 'default', owner);
   const { defs, byName } = functionTools(
-    (agent.spec.tools ?? []).map((t) => requireTool(scope, t.name, owner)),
+    (agent.spec.tools ?? []).map((t) => requireTool(scope, t.name ?? '', owner)),
   );
   const maxTurns = agent.spec.maxTurns ?? DEFAULT_AGENT_MAX_TURNS;
   scope.emit('AgentExecutionStart', `Agent ${name} started`, { agent: name, model: model.metadata.name });
