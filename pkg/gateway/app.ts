@@ -37,7 +37,7 @@ export type ApiEnv = {
 export interface GatewayOptions {
   /** Authentication middleware for AUTH_MODE; absent means open. */
   auth?: MiddlewareHandler;
-  /** Route families mounted by other modules (API keys, /compat/v1, marketplace). */
+  /** Route families mounted by other modules (API keys, /compat/v1, marketplace, /mcp). */
   extensions?: Array<(app: OpenAPIHono<ApiEnv>) => void>;
   bodyLimitBytes?: number;
   /** First in the chain: own server spans (OTEL_* set). */
@@ -83,7 +83,8 @@ export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): 
   }
   app.doc31('/openapi.json', { openapi: '3.1.0', info: { title: 'Berth API', version: deps.version } });
   mountDocsPage(app, '/docs', '/openapi.json', 'Berth API');
-  if (opts.auth) app.use('/v1/*', opts.auth).use('/compat/*', opts.auth).use('/api/*', opts.auth);
+  if (opts.auth)
+    app.use('/v1/*', opts.auth).use('/compat/*', opts.auth).use('/api/*', opts.auth).use('/mcp', opts.auth);
   const confine = confineToNamespace(deps.confinedTo);
   app.use('/v1/namespaces/:namespace/*', confine).use('/api/v1/namespaces/:namespace/*', confine);
   app.use('/v1/resources/*', confine);

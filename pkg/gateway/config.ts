@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_SHUTDOWN_GRACE_SECONDS } from '../http/index.ts';
 import { parseAllowedHosts } from './marketplace/address.ts';
+import { MCP_ENV } from './mcp/settings.ts';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -37,6 +38,8 @@ export const gatewayEnvSchema = z.object({
         ctx.addIssue({ code: 'custom', message: (err as Error).message });
       }
     }),
+  // /mcp sessions (revision 2025-11-25): docs/mcp.md.
+  ...MCP_ENV,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 export type GatewayEnv = z.infer<typeof gatewayEnvSchema>;

@@ -14,6 +14,8 @@ import type { Logger } from '../log/index.ts';
 import { type ApiEnv, createGatewayApp } from './app.ts';
 import { compatRoutes } from './compat/index.ts';
 import { createMarketplace, type MarketplaceOptions } from './marketplace/index.ts';
+import { mcpRoutes } from './mcp/index.ts';
+import { sessionLimits } from './mcp/settings.ts';
 import { ApiMetrics } from './metrics.ts';
 import { documentCompatRoutes } from './routes/compat-docs.ts';
 
@@ -51,7 +53,7 @@ export interface RunningGateway {
   close(graceMs?: number): Promise<void>;
 }
 
-/** Builds the API service (auth from AUTH_MODE, /v1, /v1/api-keys, /compat/v1, marketplace) and serves it. */
+/** Builds the API service (auth from AUTH_MODE, /v1, /v1/api-keys, /compat/v1, marketplace, /mcp) and serves it. */
 export async function startGatewayServer(opts: GatewayServerOptions): Promise<RunningGateway> {
   // The controller of `berth up` shares the cache but not this client: it has its own identity.
   const client = createClient({
@@ -111,6 +113,11 @@ export async function startGatewayServer(opts: GatewayServerOptions): Promise<Ru
       compatRoutes(deps, { waitTimeoutMs: opts.compatWaitTimeoutMs }),
       documentCompatRoutes,
       (a) => marketplace.mount(a),
+      mcpRoutes(deps, {
+        waitTimeoutMs: opts.compatWaitTimeoutMs ?? 330_000,
+        maxBodyBytes: opts.bodyLimitBytes ?? 10 * 1024 * 1024,
+        sessions: sessionLimits(opts.env ?? process.env),
+      }),
     ],
   });
   const server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host ?? '0.0.0.0' }) as Server;

@@ -38,16 +38,19 @@ export function modelItemOf(type: string, obj: KubernetesObject) {
   };
 }
 
+/** Every agent, team, model and tool of the instance's namespace as a model item, sorted by id (also `/mcp`'s list_targets). */
+export async function listTargetItems(deps: GatewayDeps) {
+  const lists = Object.entries(TARGET_KINDS).map(async ([type, ref]) =>
+    (await deps.client.list(ref, { namespace: deps.namespace })).items.map((o) => modelItemOf(type, o)),
+  );
+  const data = (await Promise.all(lists)).flat();
+  data.sort((a, b) => a.id.localeCompare(b.id));
+  return data;
+}
+
 /** `GET /models[/{id}]` (under /compat/v1): every agent, team, model and tool of the instance's namespace. */
 export function mountModelRoutes(app: Hono, deps: GatewayDeps) {
-  app.get('/models', async (c) => {
-    const lists = Object.entries(TARGET_KINDS).map(async ([type, ref]) =>
-      (await deps.client.list(ref, { namespace: deps.namespace })).items.map((o) => modelItemOf(type, o)),
-    );
-    const data = (await Promise.all(lists)).flat();
-    data.sort((a, b) => a.id.localeCompare(b.id));
-    return c.json({ object: 'list', data });
-  });
+  app.get('/models', async (c) => c.json({ object: 'list', data: await listTargetItems(deps) }));
   // SDKs URL-encode the slash of "agent/x"; some clients do not: accept both. Hono has decoded the
   // parameter already (leaving malformed escapes as they are): decoding again would throw on them.
   app.get('/models/:id{.+}', async (c) => {

@@ -67,6 +67,10 @@ export const ERROR_CODES = {
   memory_error: 502,
   stream_broken: 502,
   stream_ended: 502,
+  // Berth's MCP server (`/mcp`, revision 2025-11-25 sessions).
+  mcp_session_required: 400,
+  mcp_session_not_found: 404,
+  mcp_session_limit: 429,
   // The broker's own.
   invalid_chunk: 400,
   invalid_encoding: 400,
