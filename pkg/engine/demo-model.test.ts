@@ -62,6 +62,38 @@ describe('the built-in demo model through the openai SDK', () => {
     expect(second.choices[0]?.message.content).toBe('[demo model] The tool answered: sunny, 21 C');
   });
 
+  it('gives a tool what follows the colon after its name (the MCP demo tools: word_count, echo)', async () => {
+    const wordCount = {
+      type: 'function' as const,
+      function: {
+        name: 'word_count',
+        parameters: { type: 'object', properties: { text: { type: 'string' } } },
+      },
+    };
+    const ask = async (content: string) => {
+      const r = await sdk.chat.completions.create({
+        model: 'm',
+        messages: [{ role: 'user', content }],
+        tools: [weather, wordCount],
+      });
+      const call = r.choices[0]?.message.tool_calls?.[0];
+      return call?.type === 'function' ? call.function : undefined;
+    };
+    expect(await ask('Count them with word_count: the quick brown Fox jumps')).toEqual({
+      name: 'word_count',
+      arguments: '{"text":"the quick brown Fox jumps"}',
+    });
+    // Its spoken form, and a colon before the name does not count.
+    expect(await ask('Note: run word count on Berth')).toEqual({
+      name: 'word_count',
+      arguments: '{"text":"Berth"}',
+    });
+    expect(await ask('What is the weather in Paris?')).toEqual({
+      name: 'weather',
+      arguments: '{"city":"Paris"}',
+    });
+  });
+
   it('does not call a tool the question does not name', async () => {
     const r = await sdk.chat.completions.create({
       model: 'm',

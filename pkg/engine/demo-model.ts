@@ -7,8 +7,9 @@
  * Behaviour, stable so tests and samples can rely on it:
  * - when the request offers tools, the conversation has no tool result since the last user message,
  *   and the user's text names a tool (its name, or its name with `-`/`_` read as spaces), the model
- *   calls that tool once, with arguments built from its JSON Schema (every string property gets the
- *   last capitalised word of the text, or the whole text);
+ *   calls that tool once, with arguments built from its JSON Schema: every string property gets
+ *   what follows a colon after the tool's name ("Use word_count: the quick brown fox" → "the quick
+ *   brown fox"), else the last capitalised word of the text, else the whole text;
  * - after a tool result it answers with that result;
  * - otherwise it answers `[demo model] You said: <text>` plus a hint to switch to a real provider.
  * Tokens are counted as whitespace-separated words.
@@ -59,14 +60,18 @@ function toolCallFor(req: ChatRequest): { name: string; arguments: string } | un
     const name = t.function?.name;
     if (!name) continue;
     const spoken = name.toLowerCase().replace(/[-_]/g, ' ');
-    if (!lower.includes(name.toLowerCase()) && !lower.includes(spoken)) continue;
+    const at = lower.includes(name.toLowerCase()) ? lower.indexOf(name.toLowerCase()) : lower.indexOf(spoken);
+    if (at < 0) continue;
+    // Text given after the tool's name and a colon ("… word_count: the quick brown fox").
+    const colon = said.indexOf(':', at);
+    const given = colon >= 0 ? said.slice(colon + 1).trim() : '';
     // A name in the sentence ("… in Paris?"): a capitalised word other than the first.
     const names = said
       .split(/\s+/)
       .slice(1)
       .map((w) => w.replace(/[^\p{L}\p{N}-]/gu, ''))
       .filter((w) => /^\p{Lu}/u.test(w));
-    const value = names.at(-1) ?? said;
+    const value = given || (names.at(-1) ?? said);
     const args: Record<string, string> = {};
     for (const [prop, schema] of Object.entries(t.function?.parameters?.properties ?? {}))
       if (!schema?.type || schema.type === 'string') args[prop] = value;
