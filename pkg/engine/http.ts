@@ -8,7 +8,13 @@ import { createSecureContext, getCACertificates, rootCertificates } from 'node:t
 import { Agent, fetch as undiciFetch } from 'undici';
 import { clusterAddressRule, guardedConnector, type Resolver } from '../http/outbound/index.ts';
 import { readCapped, readPrefix } from './body.ts';
-import { MODEL_REDIRECTS, type OutgoingRequest, type RedirectRule, requestFollowing } from './redirects.ts';
+import {
+  MCP_REDIRECTS,
+  MODEL_REDIRECTS,
+  type OutgoingRequest,
+  type RedirectRule,
+  requestFollowing,
+} from './redirects.ts';
 import { cappedResponse, type EngineInit, requestFetch, type UpstreamCall } from './request-fetch.ts';
 import { currentTraceparent } from './tracing.ts';
 import {
@@ -73,9 +79,14 @@ function trustStore(extra: string | string[]): string[] {
   return [...base, ...(Array.isArray(extra) ? extra : [extra])];
 }
 
-/** Model calls refuse other origins and downgrades; every other call strips what its resource configured. */
+/**
+ * Model calls refuse other origins and downgrades, MCP calls other origins (the MCP SDKs' own
+ * default); every other call strips what its resource configured.
+ */
 function redirectRule(call: UpstreamCall): RedirectRule {
-  return call.kind === 'model' ? MODEL_REDIRECTS : { crossOrigin: 'strip', configured: call.configured };
+  if (call.kind === 'model') return MODEL_REDIRECTS;
+  if (call.kind === 'mcp') return MCP_REDIRECTS;
+  return { crossOrigin: 'strip', configured: call.configured };
 }
 
 export interface HttpClientOptions {

@@ -5,7 +5,7 @@
  * along). The rule (docs/security.md, "Redirects"):
  *
  * - Same origin: followed with every header (at most 20 hops).
- * - Another origin (scheme, host or port differ): a Model call is refused; any other call goes on
+ * - Another origin (scheme, host or port differ): a Model or MCP call is refused; any other call goes on
  *   with only the protocol headers below, and never one the resource configured, whatever its name.
  * - Model calls also refuse a hop from https to http, and a hop to http outside
  *   `*.svc.cluster.local` (the spec's transport rule, per hop).
@@ -57,6 +57,16 @@ export function modelHopProblem(from: URL, to: URL): string | undefined {
 
 export const MODEL_REDIRECTS: RedirectRule = { crossOrigin: 'refuse', hopProblem: modelHopProblem };
 
+/** A hop from https to http: an MCP call's headers (and answers) never lose their transport security. */
+function downgradeProblem(from: URL, to: URL): string | undefined {
+  if (from.protocol === 'https:' && to.protocol === 'http:')
+    return `redirect from ${from.origin} to ${to.origin} refused: an MCP call never goes from https to http`;
+  return undefined;
+}
+
+/** MCP calls: within their origin only (as the MCP SDKs' `same-origin` policy), never to http from https. */
+export const MCP_REDIRECTS: RedirectRule = { crossOrigin: 'refuse', hopProblem: downgradeProblem };
+
 /** The headers that may follow a hop to another origin. */
 export function crossOriginHeaders(
   headers: Record<string, string>,
@@ -91,7 +101,7 @@ function nextHop(req: OutgoingRequest, status: number, next: URL, rule: Redirect
   if (next.origin !== req.url.origin) {
     if (rule.crossOrigin === 'refuse')
       throw new RedirectRefused(
-        `redirect from ${req.url.origin} to ${next.origin} refused: model calls follow redirects within their origin only`,
+        `redirect from ${req.url.origin} to ${next.origin} refused: ${rule === MCP_REDIRECTS ? 'MCP' : 'model'} calls follow redirects within their origin only`,
       );
     headers = crossOriginHeaders(headers, rule.configured);
   }

@@ -6,7 +6,7 @@
  */
 
 /** What is called; picks the byte cap of its answers and its redirect rule. */
-export type UpstreamKind = 'model' | 'tool' | 'memory' | 'evaluator' | 'other';
+export type UpstreamKind = 'model' | 'tool' | 'memory' | 'evaluator' | 'mcp' | 'other';
 
 export interface UpstreamLimits {
   /** One model answer, whole or streamed (SSE framing included). */
@@ -19,6 +19,8 @@ export interface UpstreamLimits {
   historyBytes: number;
   /** One Evaluator answer. */
   evaluatorBytes: number;
+  /** One MCP server answer (a tools/list page, a tool call's result; an SSE answer as a whole). */
+  mcpBytes: number;
   /** Anything else (the broker's replies). */
   otherBytes: number;
   /** What is kept of an error answer (status ≥ 300) of any upstream; the rest is never read. */
@@ -34,6 +36,7 @@ export const DEFAULT_LIMITS: UpstreamLimits = {
   memoryBytes: 8 * MiB,
   historyBytes: 16 * MiB,
   evaluatorBytes: 1 * MiB,
+  mcpBytes: 1 * MiB,
   otherBytes: 1 * MiB,
   errorBytes: 16 * KiB,
 };
@@ -45,6 +48,7 @@ export const LIMIT_ENV: Record<keyof UpstreamLimits, string> = {
   memoryBytes: 'ENGINE_MAX_MEMORY_ANSWER_BYTES',
   historyBytes: 'ENGINE_MAX_HISTORY_BYTES',
   evaluatorBytes: 'ENGINE_MAX_EVALUATOR_ANSWER_BYTES',
+  mcpBytes: 'ENGINE_MAX_MCP_ANSWER_BYTES',
   otherBytes: 'ENGINE_MAX_OTHER_ANSWER_BYTES',
   errorBytes: 'ENGINE_MAX_ERROR_BODY_BYTES',
 };
@@ -92,7 +96,7 @@ export class AnswerTooLarge extends UpstreamError {
   override name = 'AnswerTooLarge';
   constructor(kind: UpstreamKind, limit: number) {
     super(
-      `the ${kind === 'other' ? '' : `${kind} `}answer is larger than ${formatBytes(limit)} (${LIMIT_ENV[`${kind}Bytes`]}); it was not read further`,
+      `the ${kind === 'other' ? '' : `${kind === 'mcp' ? 'MCP server' : kind} `}answer is larger than ${formatBytes(limit)} (${LIMIT_ENV[`${kind}Bytes`]}); it was not read further`,
     );
   }
 }
