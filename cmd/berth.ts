@@ -55,6 +55,13 @@ program
       .argParser((v) => parsePort(v, '--dashboard-port')),
   )
   .addOption(
+    // The demo MCP server (docs/mcp.md): always on loopback, whatever --host says.
+    new Option('--demo-mcp-port <port>', 'demo MCP server port (127.0.0.1 only)')
+      .default(8090)
+      .argParser((v) => parsePort(v, '--demo-mcp-port')),
+  )
+  .option('--no-demo-mcp', 'do not start the demo MCP server')
+  .addOption(
     new Option(
       '--host <address>',
       'address the API, broker and dashboard listen on (0.0.0.0 for every interface; beyond loopback, anyone who can reach this machine can call them)',

@@ -6,6 +6,7 @@ import { startBroker } from '../pkg/broker/server.ts';
 import { startController } from '../pkg/controller/index.ts';
 import { startDashboardServer } from '../pkg/dashboard/server.ts';
 import { type DashboardSettings, loadDashboardSettings, SettingsError } from '../pkg/dashboard/settings.ts';
+import { startDemoMcpServer } from '../pkg/demo-mcp/server.ts';
 import { createQueryEngine } from '../pkg/engine/index.ts';
 import { startGatewayServer } from '../pkg/gateway/server.ts';
 import { isLoopbackHost, LOOPBACK_HOST, shutdownGraceSeconds } from '../pkg/http/index.ts';
@@ -25,6 +26,9 @@ export interface UpOptions {
   apiPort: number;
   brokerPort: number;
   dashboardPort: number;
+  /** The demo MCP server's port (loopback only); `demoMcp: false` starts none. */
+  demoMcpPort?: number;
+  demoMcp?: boolean;
   /** Where the API, broker and dashboard listen (default 127.0.0.1: this machine only). */
   host?: string;
   /** Serve and watch only this namespace; default: serve `default`, watch all. */
@@ -153,6 +157,29 @@ export async function runUp(opts: UpOptions): Promise<void> {
     'broker',
     (b) => b.close(graceMs),
   );
+  // The demo MCP server: the sample MCPServer points at it (manifests/samples/mcpserver.yaml). An
+  // extra, not a part: a port already taken (another `berth up`) is a warning, not a failed start.
+  const demoMcp =
+    opts.demoMcp === false
+      ? undefined
+      : await started.step(
+          startDemoMcpServer({
+            port: opts.demoMcpPort ?? 8090,
+            logger: log.child({ component: 'demo-mcp' }),
+          }).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'EADDRINUSE') throw err;
+            log.warn(
+              {
+                port: opts.demoMcpPort ?? 8090,
+                fix: '--demo-mcp-port <port> (0: any free port) or --no-demo-mcp',
+              },
+              'demo MCP server not started: its port is taken',
+            );
+            return undefined;
+          }),
+          'demo MCP server',
+          async (d) => d?.close(),
+        );
   // Conversation memory from the local broker and the demo model, out of the box.
   await started.step(seedLocalObjects(cluster.admin, NAMESPACE, broker.url, log));
 
@@ -207,8 +234,8 @@ export async function runUp(opts: UpOptions): Promise<void> {
   );
   await started.step(warnIfExposed(log, host, api.auth.mode));
   console.log(
-    `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n  dashboard:       ${dashboard.url}/  (AUTH_MODE ${uiSettings.mode})\n`,
+    `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1, MCP: ${api.url}/mcp)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n  dashboard:       ${dashboard.url}/  (AUTH_MODE ${uiSettings.mode})\n${demoMcp ? `  demo MCP server: ${demoMcp.url}\n` : ''}`,
   );
   settleAfterStart(log);
-  log.info({ api: api.url, broker: broker.url, dashboard: dashboard.url }, 'ready');
+  log.info({ api: api.url, broker: broker.url, dashboard: dashboard.url, demoMcp: demoMcp?.url }, 'ready');
 }

@@ -10,7 +10,7 @@ import { eventually } from '../support/wait.ts';
 const stateDir = mkdtempSync(join(tmpdir(), 'berth-up-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
-const FREE_PORTS = ['--api-port', '0', '--broker-port', '0', '--dashboard-port', '0'];
+const FREE_PORTS = ['--api-port', '0', '--broker-port', '0', '--dashboard-port', '0', '--demo-mcp-port', '0'];
 
 /** `berth up` starting a control plane of its own in `dir` (KUBECONFIG unset). */
 function upWithOwnControlPlane(dir: string) {
@@ -87,6 +87,37 @@ describe('berth up', () => {
       expect(up.output()).toMatch(/dashboard:\s+http:\/\/127\.0\.0\.1:\d+\/ {2}\(AUTH_MODE open\)/);
       expect((await fetch(`${ready.dashboard}/`)).status).toBe(200);
       expect((await fetch(`${ready.dashboard}/api/v1/namespaces/default/queries`)).status).toBe(200);
+      // The demo MCP server runs on loopback, and the API serves /mcp.
+      expect(ready.demoMcp).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      expect(up.output()).toContain(`demo MCP server: ${ready.demoMcp}`);
+      for (const [base, tool] of [
+        [ready.demoMcp, 'word_count'],
+        [`${api}/mcp`, 'invoke_target'],
+      ]) {
+        const listed = await fetch(base, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+            'mcp-method': 'tools/list',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/list',
+            params: {
+              _meta: {
+                'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+                'io.modelcontextprotocol/clientInfo': { name: 'berth-up-test', version: '1' },
+                'io.modelcontextprotocol/clientCapabilities': {},
+              },
+            },
+          }),
+        });
+        expect(listed.status, base).toBe(200);
+        expect(await listed.text()).toContain(`"${tool}"`);
+      }
       const openai = new OpenAI({ baseURL: `${api}/compat/v1`, apiKey: 'unused-in-open-mode' });
       const answer = await openai.chat.completions.create({
         model: 'model/demo',
