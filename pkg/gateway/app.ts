@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { agentKind, evaluatorKind, modelKind, queryKind, teamKind } from '../api/index.ts';
+import { agentKind, evaluatorKind, mcpServerKind, modelKind, queryKind, teamKind } from '../api/index.ts';
 import type { AuthVariables } from '../auth/index.ts';
 import {
   accessLog,
@@ -91,6 +91,8 @@ export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): 
 
   for (const def of [agentKind, teamKind, queryKind, modelKind, evaluatorKind])
     mountResourceRoutes(app, deps, def);
+  // Read-only: MCP servers are declared with kubectl; the dashboard lists them with their tools.
+  mountResourceRoutes(app, deps, mcpServerKind, { readOnly: true });
   mountEvaluationRoutes(app, deps);
   mountSecretRoutes(app, deps);
   mountNamespaceRoutes(app, deps);

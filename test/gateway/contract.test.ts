@@ -26,6 +26,9 @@ const expected: Array<[string, string]> = [
     ],
   ),
   ['patch', '/v1/namespaces/{namespace}/evaluations/{name}/cancel'],
+  // Read-only: MCP servers are written with kubectl.
+  ['get', '/v1/namespaces/{namespace}/mcpservers'],
+  ['get', '/v1/namespaces/{namespace}/mcpservers/{name}'],
   ['get', '/v1/namespaces'],
   ['post', '/v1/namespaces'],
   ['get', '/v1/context'],

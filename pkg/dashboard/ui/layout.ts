@@ -13,6 +13,7 @@ export const SCREENS = [
   { path: '/queries', title: 'Queries', about: 'queries and their status' },
   { path: '/agents', title: 'Agents', about: 'agents of this namespace' },
   { path: '/models', title: 'Models', about: 'models of this namespace' },
+  { path: '/mcp-servers', title: 'MCP servers', about: 'MCP servers, their status and tools' },
   { path: '/api-keys', title: 'API keys', about: 'create, list and revoke keys' },
   { path: '/chat', title: 'Chat', about: 'talk to an agent, team, model or tool' },
 ] as const;

@@ -78,6 +78,20 @@ const resource = (path: string, title: string, columns: string[]): Screen => ({
     html`${status('list-status')}<p><button id="reload" type="button">Reload</button></p>${table('resources', columns)}`,
 });
 
+/** Read-only: MCP servers are declared with kubectl; the controller's discovery fills their status. */
+const mcpServers: Screen = {
+  path: '/mcp-servers',
+  title: 'MCP servers',
+  script: 'mcp-servers.js',
+  body: () => html`${status('list-status')}<p><button id="reload" type="button">Reload</button></p>
+${table('servers', ['Name', 'Phase', 'Protocol', 'Tools', 'Address', 'Message'])}
+<section>
+<h2>Tools</h2>
+<p class="muted">As each server listed them at its last discovery; * marks a required argument.</p>
+${table('tools', ['Server', 'Tool', 'Description', 'Hints', 'Arguments'])}
+</section>`,
+};
+
 const apiKeys: Screen = {
   path: '/api-keys',
   title: 'API keys',
@@ -119,6 +133,7 @@ export const ALL_SCREENS: Screen[] = [
   resource('/queries', 'Queries', ['Name', 'Target', 'Phase', 'Created']),
   resource('/agents', 'Agents', ['Name', 'Model', 'Description', 'Created']),
   resource('/models', 'Models', ['Name', 'Type', 'Provider model', 'Phase']),
+  mcpServers,
   apiKeys,
   chat,
 ];

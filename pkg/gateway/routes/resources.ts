@@ -66,14 +66,15 @@ function defaultCreate(def: KindDef): CreateStep<DefaultBody> {
 }
 
 /**
- * GET/POST on the collection and GET/PUT/PATCH/DELETE on items of one berth.dev kind. Kubernetes
- * failures propagate as KubeErrors to the app's error handler (kube-error-mapper.ts).
+ * GET/POST on the collection and GET/PUT/PATCH/DELETE on items of one berth.dev kind; `readOnly`:
+ * the two GETs only (a kind written with kubectl, e.g. MCPServer). Kubernetes failures propagate
+ * as KubeErrors to the app's error handler (kube-error-mapper.ts).
  */
 export function mountResourceRoutes<B>(
   app: AnyOpenAPIHono,
   deps: GatewayDeps,
   def: KindDef,
-  opts: { create?: CreateStep<B> } = {},
+  opts: { create?: CreateStep<B>; readOnly?: boolean } = {},
 ) {
   const ref = refOf<KubernetesObject>(def);
   const lists = new ListBodyCache();
@@ -97,7 +98,7 @@ export function mountResourceRoutes<B>(
   );
 
   if (opts.create) mountCreateRoute(app, deps, def, opts.create);
-  else mountCreateRoute(app, deps, def, defaultCreate(def));
+  else if (!opts.readOnly) mountCreateRoute(app, deps, def, defaultCreate(def));
 
   item.read(
     'get',
@@ -108,6 +109,7 @@ export function mountResourceRoutes<B>(
       return c.json(presentable(obj), 200);
     },
   );
+  if (opts.readOnly) return;
 
   item.write(
     'put',
