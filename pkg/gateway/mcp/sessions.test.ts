@@ -25,7 +25,10 @@ function sessions(limits: { max?: number; perCaller?: number; idleMs?: number } 
     createLogger({ level: 'silent' }),
     () => now,
   );
-  return { s, advance: (ms: number) => void (now += ms) };
+  const advance = (ms: number) => {
+    now += ms;
+  };
+  return { s, advance };
 }
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -80,7 +83,8 @@ describe('2025-11-25 sessions', () => {
     expect(await ok.text()).toContain('"wait"');
     const theirs = await refusal(s.handle(post(list, id), list, 'key:b', id));
     const none = await refusal(s.handle(post(list, 'no-such-id'), list, 'key:a', 'no-such-id'));
-    for (const err of [theirs, none]) expect(err).toMatchObject({ status: 404, code: 'mcp_session_not_found' });
+    for (const err of [theirs, none])
+      expect(err).toMatchObject({ status: 404, code: 'mcp_session_not_found' });
     expect(theirs.message).toBe(none.message);
   });
 
