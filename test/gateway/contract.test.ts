@@ -35,6 +35,8 @@ const expected: Array<[string, string]> = [
   ['get', '/compat/v1/models'],
   ['get', '/compat/v1/models/{id}'],
   ['post', '/compat/v1/chat/completions'],
+  ['post', '/mcp'],
+  ['delete', '/mcp'],
   ['get', '/v1/api-keys'],
   ['post', '/v1/api-keys'],
   ['delete', '/v1/api-keys/{public_key}'],

@@ -10,6 +10,7 @@ import type { Context } from 'hono';
 import type { Principal } from '../../auth/principal.ts';
 import { type AnyOpenAPIHono, HttpError, httpError, mediaTypeOf, parseJsonBody } from '../../http/index.ts';
 import type { GatewayDeps } from '../deps.ts';
+import { documentMcpRoute } from './docs.ts';
 import type { SessionLimits } from './settings.ts';
 
 export interface McpOptions {
@@ -59,6 +60,7 @@ export function mountMcp(app: AnyOpenAPIHono, deps: GatewayDeps, opts: McpOption
     const body = method === 'POST' ? await readMessage(c) : undefined;
     return (await load()).serve(c.req.raw, body, callerOf(c.get('principal')));
   });
+  documentMcpRoute(app);
   return { loaded: () => serving };
 }
 
