@@ -20,6 +20,13 @@ export function domainOfRoute(route: string): string | undefined {
   return DOMAIN_OF_ROUTE.find(([re]) => re.test(route))?.[1];
 }
 
+// Route patterns are a fixed set: each one's domain is worked out once.
+const domainCache = new Map<string, string | undefined>();
+const cachedDomainOf = (route: string): string | undefined => {
+  if (!domainCache.has(route)) domainCache.set(route, domainOfRoute(route));
+  return domainCache.get(route);
+};
+
 /** A hub topic's domain: the per-query chunk streams (`stream/<query>`) belong to chunks. */
 export function domainOfTopic(topic: string): string {
   return topic.startsWith(QUERY_TOPICS) ? 'chunks' : topic;
@@ -93,7 +100,7 @@ export class BrokerMetrics {
   }
 
   #count(c: Context, info: RequestInfo, m: Record<'writes' | 'reads' | 'watches', Counter<'domain'>>): void {
-    const domain = domainOfRoute(info.route);
+    const domain = cachedDomainOf(info.route);
     if (!domain) return;
     const err = c.error;
     if (err instanceof HttpError && err.code === 'storage_unavailable') {

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RedisChunkStore } from '../../pkg/broker/chunks/redis-store.ts';
 import { chunkStoreContract } from '../../pkg/broker/chunks/store.contract.ts';
-import { chunkJson, type StoredChunk } from '../../pkg/broker/chunks/types.ts';
+import { chunkJson, chunkText, type StoredChunk } from '../../pkg/broker/chunks/types.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 import { collect, json, post, readSse } from './harness.ts';
 import {
@@ -15,6 +15,7 @@ import {
   uniquePrefix,
 } from './redis-support.ts';
 
+const texts = (cs: Record<string, unknown>[]) => cs.map((c) => chunkText(c));
 const prefixes: string[] = [];
 const fresh = () => {
   const p = uniquePrefix();
@@ -45,7 +46,7 @@ describe('Redis chunk store records', () => {
     try {
       const query = 'q "quoted" \\ ünï ✓';
       const chunks = [{ a: 'line\nbreak' }, { error: { message: 'x' } }, { emoji: '🙂' }, {}, { n: 5 }];
-      const written = await s.append(query, chunks);
+      const written = await s.append(query, texts(chunks));
       const { marker } = await s.complete(query);
       const stored = (await s.page(query, 0, 10)).items;
       expect(stored.map((e) => e.json)).toEqual([...written, marker].map((e) => e?.json));
@@ -83,15 +84,9 @@ describe('Redis chunk store across replicas', () => {
       b.onAppend((e) => seen.push(e));
       // Two writers on A and one on B interleave; B's listener must see one ordered sequence.
       await Promise.all([
-        a.append(
-          'q1',
-          Array.from({ length: 300 }, (_, i) => ({ i })),
-        ),
-        a.append(
-          'q2',
-          Array.from({ length: 300 }, (_, i) => ({ i })),
-        ),
-        b.append('q3', [{ i: 0 }]),
+        a.append('q1', texts(Array.from({ length: 300 }, (_, i) => ({ i })))),
+        a.append('q2', texts(Array.from({ length: 300 }, (_, i) => ({ i })))),
+        b.append('q3', texts([{ i: 0 }])),
       ]);
       await eventually(() => seen.length === 601);
       expectConsecutive(
@@ -102,7 +97,7 @@ describe('Redis chunk store across replicas', () => {
 
       await killReader(admin, b);
       // Written while B's reader is down or reconnecting: caught up from the last delivered id.
-      for (let i = 0; i < 20; i++) await a.append('q1', [{ after: i }]);
+      for (let i = 0; i < 20; i++) await a.append('q1', texts([{ after: i }]));
       await a.complete('q1');
       await eventually(() => seen.length === 622);
       expectConsecutive(
@@ -133,7 +128,7 @@ describe('Redis chunk store across replicas', () => {
       let purgesB = 0;
       a.onPurge(() => purgesA++);
       b.onPurge(() => purgesB++);
-      await a.append('q', [{ i: 1 }]);
+      await a.append('q', texts([{ i: 1 }]));
       expect(await a.purge()).toBe(1);
       await eventually(() => purgesA === 1 && purgesB === 1);
       await killReader(admin, b);
@@ -141,7 +136,7 @@ describe('Redis chunk store across replicas', () => {
       await eventually(() => purgesB === 2);
       expect(purgesA).toBe(2);
       // The purge marker is not a chunk: pages and sequences go on as before.
-      const [next] = await b.append('q', [{ i: 2 }]);
+      const [next] = await b.append('q', texts([{ i: 2 }]));
       expect(next?.seq).toBe(2);
       expect((await a.page(undefined, 0, 10)).items.map((e) => e.seq)).toEqual([2]);
     } finally {
@@ -157,10 +152,7 @@ describe('Redis chunk store across replicas', () => {
     const admin = new Redis(sharedRedisUrl());
     try {
       for (let i = 0; i < 10; i++)
-        await s.append(
-          'big',
-          Array.from({ length: 100 }, (_, j) => ({ n: i * 100 + j })),
-        );
+        await s.append('big', texts(Array.from({ length: 100 }, (_, j) => ({ n: i * 100 + j }))));
       const fh = await s.page(undefined, 0, 1000);
       expect(fh.total).toBeLessThan(1000);
       // Trimmed from the front: what is left keeps its original sequences.

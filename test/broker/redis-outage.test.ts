@@ -4,10 +4,13 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RedisChunkStore } from '../../pkg/broker/chunks/redis-store.ts';
+import { chunkText } from '../../pkg/broker/chunks/types.ts';
 import { freePort } from '../../pkg/kube/controlplane/ports.ts';
 import { createLogger } from '../../pkg/log/index.ts';
 import { post } from './harness.ts';
 import { brokerOn, eventually, OwnRedis, openStore } from './redis-support.ts';
+
+const texts = (cs: Record<string, unknown>[]) => cs.map((c) => chunkText(c));
 
 const servers: OwnRedis[] = [];
 afterAll(async () => {
@@ -36,7 +39,7 @@ function writer(store: RedisChunkStore) {
   const done = (async () => {
     for (let i = 0; !stop; i++) {
       try {
-        const [e] = await store.append('w', [{ i }]);
+        const [e] = await store.append('w', texts([{ i }]));
         if (e) acked.push(e.seq);
       } catch (err) {
         failures.push(err as { status?: number; code?: string });
@@ -129,13 +132,13 @@ describe('Redis chunk store outage (a redis-server of the test, stopped and rest
     const store = await openStore({ url: redis.url, connectTimeoutMs: 500 });
     try {
       expect(store.healthy()).toBe(false);
-      await expect(store.append('q', [{ n: 1 }])).rejects.toMatchObject({ status: 503 });
+      await expect(store.append('q', texts([{ n: 1 }]))).rejects.toMatchObject({ status: 503 });
       await expect(store.state('q')).rejects.toMatchObject({ status: 503 });
       const seen: number[] = [];
       store.onAppend((e) => seen.push(e.seq));
       await redis.start();
       await eventually(() => store.healthy(), 15_000);
-      await store.append('q', [{ n: 1 }, { n: 2 }]);
+      await store.append('q', texts([{ n: 1 }, { n: 2 }]));
       await eventually(() => seen.length === 2);
       expect(seen).toEqual([1, 2]);
     } finally {
@@ -216,7 +219,7 @@ describe('Redis chunk store over TLS (rediss://, own CA, ACL user from the URL)'
     store.onAppend((e) => seen.push(e.seq));
     try {
       expect(store.healthy()).toBe(true);
-      await store.append('t', [{ n: 1 }]);
+      await store.append('t', texts([{ n: 1 }]));
       await store.complete('t');
       await eventually(() => seen.length === 2);
       expect((await store.page('t', 0, 10)).items.map((e) => e.kind)).toEqual(['chunk', 'complete']);
@@ -232,7 +235,7 @@ describe('Redis chunk store over TLS (rediss://, own CA, ACL user from the URL)'
     try {
       expect(untrusted.healthy()).toBe(false);
       expect(untrusted.health().error).toMatch(/certificate/i);
-      await expect(untrusted.append('t', [{ n: 2 }])).rejects.toMatchObject({ status: 503 });
+      await expect(untrusted.append('t', texts([{ n: 2 }]))).rejects.toMatchObject({ status: 503 });
       expect(wrongPw.healthy()).toBe(false);
       expect(wrongPw.health().error).toMatch(/WRONGPASS|invalid username-password/i);
     } finally {

@@ -3,6 +3,7 @@ import type { Page } from '../core/seq-deque.ts';
 import {
   CHUNK_KEY,
   type ChunkStore,
+  type ChunkText,
   type CompleteResult,
   isErrorChunk,
   type StoredChunk,
@@ -41,7 +42,7 @@ export class MemoryChunkStore extends LogStore<StoredChunk, 'query'> implements 
     return this.#streams.get(query);
   }
 
-  async append(query: string, chunks: Record<string, unknown>[]): Promise<StoredChunk[]> {
+  async append(query: string, chunks: ChunkText[]): Promise<StoredChunk[]> {
     const st = this.#streams.get(query);
     if (!st || st.completed) this.#open(query);
     const out: StoredChunk[] = [];
@@ -97,14 +98,14 @@ export class MemoryChunkStore extends LogStore<StoredChunk, 'query'> implements 
     }
   }
 
-  #add(query: string, kind: 'chunk' | 'complete', chunk?: Record<string, unknown>): StoredChunk {
+  #add(query: string, kind: 'chunk' | 'complete', chunk?: ChunkText): StoredChunk {
     const now = this.log.now();
     const e = storedChunk(
       this.log.nextSeq(),
       query,
       now,
-      kind === 'chunk' ? JSON.stringify(chunk) : undefined,
-      isErrorChunk(chunk),
+      kind === 'chunk' ? chunk?.json : undefined,
+      chunk?.isError ?? false,
       now + this.#opts.ttlSeconds * 1000,
     );
     this.log.append(e);

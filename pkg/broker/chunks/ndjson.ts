@@ -1,4 +1,5 @@
 import { parseJson } from '../../http/index.ts';
+import { type ChunkText, chunkText } from './types.ts';
 
 /** A body line that is not a JSON object. */
 export class ChunkParseError extends Error {
@@ -10,7 +11,8 @@ export class ChunkParseError extends Error {
   }
 }
 
-function parseObject(text: string, line: number): Record<string, unknown> {
+/** One line's chunk: parsed to check it (and to see whether it is an error), stored as received. */
+function parseObject(text: string, line: number): ChunkText {
   let v: unknown;
   try {
     v = parseJson(text);
@@ -19,7 +21,7 @@ function parseObject(text: string, line: number): Record<string, unknown> {
   }
   if (!v || typeof v !== 'object' || Array.isArray(v))
     throw new ChunkParseError(line, 'a chunk must be a JSON object');
-  return v as Record<string, unknown>;
+  return chunkText(v as Record<string, unknown>, text);
 }
 
 /**
@@ -29,7 +31,7 @@ function parseObject(text: string, line: number): Record<string, unknown> {
  */
 export async function readNdjson(
   body: ReadableStream<Uint8Array>,
-  onChunks: (chunks: Record<string, unknown>[]) => Promise<void>,
+  onChunks: (chunks: ChunkText[]) => Promise<void>,
 ): Promise<number> {
   const decoder = new TextDecoder();
   let buffered = '';
@@ -38,7 +40,7 @@ export async function readNdjson(
   const flushLines = async (final: boolean) => {
     const parts = buffered.split('\n');
     buffered = final ? '' : (parts.pop() ?? '');
-    const batch: Record<string, unknown>[] = [];
+    const batch: ChunkText[] = [];
     for (const p of parts) {
       line++;
       const t = p.trim();
@@ -58,18 +60,21 @@ export async function readNdjson(
   return count;
 }
 
-/** `application/json`: one chunk object or an array of them. */
-export function parseJsonChunks(text: string): Record<string, unknown>[] {
+/** `application/json`: one chunk object (kept as received) or an array of them. */
+export function parseJsonChunks(text: string): ChunkText[] {
   let v: unknown;
   try {
     v = parseJson(text);
   } catch (err) {
     throw new ChunkParseError(1, `invalid JSON (${(err as Error).message})`);
   }
-  const list = Array.isArray(v) ? v : [v];
-  return list.map((c, i) => {
+  if (!Array.isArray(v)) {
+    if (!v || typeof v !== 'object') throw new ChunkParseError(1, 'a chunk must be a JSON object');
+    return [chunkText(v as Record<string, unknown>, text.trim())];
+  }
+  return v.map((c, i) => {
     if (!c || typeof c !== 'object' || Array.isArray(c))
       throw new ChunkParseError(i + 1, 'a chunk must be a JSON object');
-    return c as Record<string, unknown>;
+    return chunkText(c as Record<string, unknown>);
   });
 }

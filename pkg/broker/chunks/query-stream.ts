@@ -84,19 +84,27 @@ export function serveQueryStream(
   // Ended by a shutdown, it still ends like every query stream: an error frame, then [DONE].
   sink.shutdownTail = [DONE_FRAME];
   const finish = (last: Buffer[]) => sink.close('done', last);
+  // One timer, re-armed with `refresh()` per chunk (no new timer object for every chunk of every
+  // stream): first the wait for the query to start, then the idle timeout.
   let timer: NodeJS.Timeout | undefined;
-  const arm = (ms: number, onFire: () => void) => {
-    clearTimeout(timer);
-    timer = setTimeout(onFire, ms);
-    timer.unref();
+  let onFire = () => {};
+  let armedMs = 0;
+  const arm = (ms: number, fire: () => void) => {
+    onFire = fire;
+    if (timer && armedMs === ms) timer.refresh();
+    else {
+      clearTimeout(timer);
+      armedMs = ms;
+      timer = setTimeout(() => onFire(), ms);
+      timer.unref();
+    }
   };
-  const idle = () =>
-    arm(opts.idleMs, () =>
-      finish([
-        errorFrame(`no chunk for ${Math.round(opts.idleMs / 1000)} s; the stream was closed`, 'idle_timeout'),
-        DONE_FRAME,
-      ]),
-    );
+  const idleEnd = () =>
+    finish([
+      errorFrame(`no chunk for ${Math.round(opts.idleMs / 1000)} s; the stream was closed`, 'idle_timeout'),
+      DONE_FRAME,
+    ]);
+  const idle = () => arm(opts.idleMs, idleEnd);
   sink.onClose(() => clearTimeout(timer));
 
   // While a split chunk is being written (waiting for the socket between pieces), what arrives is
@@ -115,6 +123,7 @@ export function serveQueryStream(
       const chunk = JSON.parse(json) as Record<string, unknown>;
       if (needsSplit(chunk, opts.maxChunkSize)) {
         clearTimeout(timer);
+        timer = undefined;
         return writePieces(sink, splitChunk(chunk, opts.maxChunkSize), e.seq).then(() => settle(e));
       }
     }

@@ -1,4 +1,4 @@
-import { isErrorChunk, type StoredChunk, storedFromJson } from './types.ts';
+import { type ChunkText, isErrorChunk, type StoredChunk, storedFromJson } from './types.ts';
 
 /** A stream entry as ioredis returns it: id and flat `[field, value, …]`. */
 export type RawEntry = [id: string, fields: string[]];
@@ -13,19 +13,19 @@ export interface Batch {
 const BATCH_BYTES = 1 << 20;
 
 /** Splits chunks into script calls (always at least one: an empty append still opens the stream). */
-export function toBatches(chunks: Record<string, unknown>[], maxBatch: number): Batch[] {
+export function toBatches(chunks: ChunkText[], maxBatch: number): Batch[] {
   let cur: Batch = { json: [], flags: '' };
   const out = [cur];
   let bytes = 0;
   for (const c of chunks) {
-    const json = JSON.stringify(c);
+    const json = c.json;
     if (cur.json.length >= maxBatch || (bytes > 0 && bytes + json.length > BATCH_BYTES)) {
       cur = { json: [], flags: '' };
       out.push(cur);
       bytes = 0;
     }
     cur.json.push(json);
-    cur.flags += isErrorChunk(c) ? '1' : '0';
+    cur.flags += c.isError ? '1' : '0';
     bytes += json.length;
   }
   return out;

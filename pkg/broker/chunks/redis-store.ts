@@ -17,6 +17,7 @@ import { type RawEntry, recordOf, toBatches } from './redis-records.ts';
 import { APPEND_SCRIPT, COMPLETE_SCRIPT } from './redis-scripts.ts';
 import {
   type ChunkStore,
+  type ChunkText,
   type CompleteResult,
   isoTime,
   type StoredChunk,
@@ -153,7 +154,7 @@ export class RedisChunkStore implements ChunkStore {
     return h;
   }
 
-  async append(query: string, chunks: Record<string, unknown>[]): Promise<StoredChunk[]> {
+  async append(query: string, chunks: ChunkText[]): Promise<StoredChunk[]> {
     this.#writable();
     const now = Date.now();
     const batches = toBatches(chunks, this.#o.maxBatch ?? 1000);

@@ -17,7 +17,7 @@ import { ChunkParseError, parseJsonChunks, readNdjson } from './ndjson.ts';
 import { serveQueryStream } from './query-stream.ts';
 import { MIN_CHUNK_SIZE } from './split.ts';
 import { CHUNKS_TOPIC, chunkMeta } from './topics.ts';
-import type { ChunkStore, StoredChunk } from './types.ts';
+import type { ChunkStore, ChunkText, StoredChunk } from './types.ts';
 
 const tags = ['Chunks'];
 const NDJSON = new Set([
@@ -221,7 +221,7 @@ const MAX_IN_FLIGHT = 4;
  */
 async function ingestNdjson(
   body: ReadableStream<Uint8Array>,
-  append: (chunks: Record<string, unknown>[]) => Promise<unknown>,
+  append: (chunks: ChunkText[]) => Promise<unknown>,
   acked: (n: number) => void,
 ): Promise<void> {
   const inFlight: Promise<void>[] = [];

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { type ChunkStore, chunkJson, type StoredChunk } from './types.ts';
+import { type ChunkStore, chunkJson, chunkText, type StoredChunk } from './types.ts';
+
+const texts = (cs: Record<string, unknown>[]) => cs.map((c) => chunkText(c));
 
 /** Waits until `cond` holds: a shared backend delivers to listeners asynchronously (through its reader). */
 async function until(cond: () => boolean, ms = 5000): Promise<void> {
@@ -15,7 +17,7 @@ export function chunkStoreContract(name: string, make: () => Promise<ChunkStore>
     it('stores chunks per query, completes once, and 404s (unknown) a never-seen query', async () => {
       const s = await make();
       expect((await s.complete('nope')).result).toBe('unknown');
-      const [a] = await s.append('q', [{ n: 1 }, { n: 2 }]);
+      const [a] = await s.append('q', texts([{ n: 1 }, { n: 2 }]));
       expect(a && chunkJson(a)).toBe('{"n":1}');
       expect((await s.complete('q')).result).toBe('completed');
       expect((await s.complete('q')).result).toBe('already_completed');
@@ -28,22 +30,22 @@ export function chunkStoreContract(name: string, make: () => Promise<ChunkStore>
       const s = await make();
       let purges = 0;
       s.onPurge(() => purges++);
-      await s.append('q', [{ n: 1 }]);
+      await s.append('q', texts([{ n: 1 }]));
       await s.complete('q');
-      await s.append('q', [{ n: 2 }]);
+      await s.append('q', texts([{ n: 2 }]));
       expect(await s.state('q')).toMatchObject({ completed: false, runAfter: 2 });
       expect(await s.purge()).toBe(3);
       await until(() => purges === 1); // purge listeners end the open query streams
       expect(await s.state('q')).toBeUndefined();
-      const [c] = await s.append('q', [{ n: 3 }]);
+      const [c] = await s.append('q', texts([{ n: 3 }]));
       expect(c?.seq).toBe(4);
       await s.close();
     });
     it('opens a stream with no chunks, and serves records as the firehose shape', async () => {
       const s = await make();
-      expect(await s.append('empty', [])).toEqual([]);
+      expect(await s.append('empty', texts([]))).toEqual([]);
       expect(await s.state('empty')).toMatchObject({ query: 'empty', completed: false, runAfter: 0 });
-      const [a] = await s.append('a', [{ error: { message: 'boom' } }]);
+      const [a] = await s.append('a', texts([{ error: { message: 'boom' } }]));
       const { marker } = await s.complete('a');
       expect(a?.isError).toBe(true);
       expect(JSON.parse(a?.json ?? '')).toMatchObject({ sequence: 1, query: 'a', type: 'chunk', chunk: {} });
@@ -53,9 +55,9 @@ export function chunkStoreContract(name: string, make: () => Promise<ChunkStore>
     });
     it('pages per query and across the firehose by exclusive cursor, with totals', async () => {
       const s = await make();
-      await s.append('a', [{ n: 1 }, { n: 2 }]);
-      await s.append('b', [{ n: 3 }]);
-      await s.append('a', [{ n: 4 }]);
+      await s.append('a', texts([{ n: 1 }, { n: 2 }]));
+      await s.append('b', texts([{ n: 3 }]));
+      await s.append('a', texts([{ n: 4 }]));
       const all = await s.page(undefined, 0, 2);
       expect(all.items.map((e) => e.seq)).toEqual([1, 2]);
       expect(all).toMatchObject({ total: 4, hasMore: true });
@@ -75,7 +77,7 @@ export function chunkStoreContract(name: string, make: () => Promise<ChunkStore>
       const s = await make();
       const seen: StoredChunk[] = [];
       s.onAppend((e) => seen.push(e));
-      await Promise.all([s.append('a', [{ n: 1 }, { n: 2 }]), s.append('b', [{ n: 3 }])]);
+      await Promise.all([s.append('a', texts([{ n: 1 }, { n: 2 }])), s.append('b', texts([{ n: 3 }]))]);
       await s.complete('a');
       await until(() => seen.length >= 4);
       await new Promise((r) => setTimeout(r, 50));

@@ -22,6 +22,24 @@ export interface StreamState {
 export type CompleteResult = 'completed' | 'already_completed' | 'unknown';
 
 /**
+ * A chunk as it is stored: its JSON text (one line: what was received when that is a single line,
+ * so nothing is serialised again) and whether it is an error chunk (which ends its stream).
+ */
+export interface ChunkText {
+  json: string;
+  isError: boolean;
+}
+
+/**
+ * A parsed chunk as stored. `text` — the JSON it was parsed from — is kept as it came when it holds
+ * no line break: a record is served inside one SSE `data:` line, where CR or LF would end it early.
+ */
+export function chunkText(chunk: Record<string, unknown>, text?: string): ChunkText {
+  const json = text !== undefined && !/[\r\n]/.test(text) ? text : JSON.stringify(chunk);
+  return { json, isError: isErrorChunk(chunk) };
+}
+
+/**
  * Storage seam of streaming chunks; every backend passes `store.contract.ts`.
  * `state` is asynchronous because a durable backend must ask the shared store (another replica may
  * have opened or completed the stream); `head` stays synchronous: it is this process's watermark of
@@ -32,7 +50,7 @@ export interface ChunkStore {
   /** Durable backends: the committed position of the shared store (see core/watch-route `watchHead`). */
   committedHead?(): Promise<number>;
   /** Opens (or re-opens after completion) the stream of a query and stores chunks in order. */
-  append(query: string, chunks: Record<string, unknown>[]): Promise<StoredChunk[]>;
+  append(query: string, chunks: ChunkText[]): Promise<StoredChunk[]>;
   complete(query: string): Promise<{ result: CompleteResult; marker?: StoredChunk }>;
   state(query: string): Promise<StreamState | undefined>;
   page(query: string | undefined, cursor: number, limit: number): Promise<Page<StoredChunk>>;

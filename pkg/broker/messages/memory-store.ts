@@ -8,6 +8,7 @@ import { type Page, pageAfter, type SeqDeque, sliceAt } from '../core/seq-deque.
 import { TextSlabs } from '../core/text-slabs.ts';
 import { Conversations, info } from './conversations.ts';
 import { PackedMessage } from './packed-message.ts';
+import { recordJson, recordTail } from './record-json.ts';
 import type { ConversationInfo, MessageFilter, MessageStore, messagesBody, StoredMessage } from './types.ts';
 
 export interface MemoryMessageStoreOptions {
@@ -103,16 +104,11 @@ export class MemoryMessageStore implements MessageStore {
     const timestamp = new Date(now).toISOString();
     const expiresAt = now + (input.ttl_seconds ?? this.#ttlSeconds) * 1000;
     const conv = this.#convs.ensure(input.conversation_id, timestamp);
+    const tail = recordTail(timestamp, input.conversation_id, input.query_id);
     const out = input.messages.map((message) => {
-      const record = {
-        sequence: this.#log.nextSeq(),
-        timestamp,
-        conversation_id: input.conversation_id,
-        query_id: input.query_id,
-        message,
-      };
-      const json = JSON.stringify(record);
-      const e = this.#entry(record, json, expiresAt);
+      const seq = this.#log.nextSeq();
+      const json = recordJson(seq, tail(message));
+      const e = new PackedMessage(seq, json, this.#slabs, input.conversation_id, input.query_id, expiresAt);
       this.#convs.count(conv, e, timestamp);
       this.#log.append(e);
       return e.view(json);

@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { guarded, inTransaction } from '../pg/index.ts';
 import { ENSURE_CONVERSATIONS, INSERT_MESSAGES } from './pg-batch-sql.ts';
 import { type MessageRow, toStored } from './pg-sql.ts';
+import { recordTail } from './record-json.ts';
 import type { messagesBody, StoredMessage } from './types.ts';
 
 type Input = z.output<typeof messagesBody>;
@@ -119,20 +120,14 @@ export class AppendBatcher {
     const cols: [string[], string[], string[], number[], string[]] = [[], [], [], [], []];
     for (const { input, at } of batch) {
       const ttl = input.ttl_seconds ?? this.#ttl;
+      const tail = recordTail(at, input.conversation_id, input.query_id);
       for (const message of input.messages) {
         cols[0].push(input.conversation_id);
         cols[1].push(input.query_id);
         cols[2].push(at);
         cols[3].push(ttl);
         // The stored record is `{"sequence":N,` + this, so the body is serialized once, here.
-        cols[4].push(
-          JSON.stringify({
-            timestamp: at,
-            conversation_id: input.conversation_id,
-            query_id: input.query_id,
-            message,
-          }).slice(1),
-        );
+        cols[4].push(tail(message));
       }
     }
     if (!cols[4].length) return [];

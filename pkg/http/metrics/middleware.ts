@@ -63,6 +63,20 @@ export function httpMetrics(opts: HttpMetricsOptions): MiddlewareHandler<Env> {
     registers,
   });
   const skip = opts.skip ?? ((path: string) => PROBE_PATHS.has(path));
+  // The children of each label set, found once: prom-client hashes a labels object on every
+  // inc/observe, which was a visible share of a small request's cost. Bounded: methods, route
+  // patterns and statuses are each a small fixed set.
+  const series = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  const seriesOf = (method: string, route: string, status: number) => {
+    const key = `${method} ${status} ${route}`;
+    let s = series.get(key);
+    if (!s) {
+      const labels = { method, route, status: String(status) };
+      s = { count: requests.labels(labels), time: duration.labels(labels) };
+      series.set(key, s);
+    }
+    return s;
+  };
   return async (c, next) => {
     if (skip(c.req.path)) return next();
     const start = performance.now();
@@ -76,9 +90,9 @@ export function httpMetrics(opts: HttpMetricsOptions): MiddlewareHandler<Env> {
     const method = METHODS.has(c.req.method) ? c.req.method : 'OTHER';
     const route = routeLabel(c);
     const status = c.res.status;
-    const labels = { method, route, status: String(status) };
-    requests.inc(labels);
-    duration.observe(labels, seconds);
+    const s = seriesOf(method, route, status);
+    s.count.inc();
+    s.time.observe(seconds);
     opts.onRequest?.(c, { method, route, status, seconds });
   };
 }
