@@ -62,6 +62,13 @@ program
   )
   .option('--no-demo-mcp', 'do not start the demo MCP server')
   .addOption(
+    // The built-in evaluator (docs/evaluations.md): always on loopback, whatever --host says.
+    new Option('--evaluator-port <port>', 'built-in evaluator port (127.0.0.1 only)')
+      .default(9100)
+      .argParser((v) => parsePort(v, '--evaluator-port')),
+  )
+  .option('--no-evaluator', 'do not start the built-in evaluator')
+  .addOption(
     new Option(
       '--host <address>',
       'address the API, broker and dashboard listen on (0.0.0.0 for every interface; beyond loopback, anyone who can reach this machine can call them)',

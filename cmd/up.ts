@@ -4,10 +4,12 @@ import { berthScheme, SHARED_CACHE } from '../pkg/api/index.ts';
 import { loadBrokerConfig } from '../pkg/broker/config.ts';
 import { startBroker } from '../pkg/broker/server.ts';
 import { startController } from '../pkg/controller/index.ts';
+import { CacheLookup } from '../pkg/controller/lookup.ts';
 import { startDashboardServer } from '../pkg/dashboard/server.ts';
 import { type DashboardSettings, loadDashboardSettings, SettingsError } from '../pkg/dashboard/settings.ts';
 import { startDemoMcpServer } from '../pkg/demo-mcp/server.ts';
 import { createQueryEngine } from '../pkg/engine/index.ts';
+import { BUILTIN_EVALUATOR_PORT, startBuiltinEvaluatorFor } from '../pkg/evaluator/server.ts';
 import { startGatewayServer } from '../pkg/gateway/server.ts';
 import { isLoopbackHost, LOOPBACK_HOST, shutdownGraceSeconds } from '../pkg/http/index.ts';
 import { InformerCache } from '../pkg/kube/cache.ts';
@@ -29,6 +31,9 @@ export interface UpOptions {
   /** The demo MCP server's port (loopback only); `demoMcp: false` starts none. */
   demoMcpPort?: number;
   demoMcp?: boolean;
+  /** The built-in evaluator's port (loopback only); `evaluator: false` starts none. */
+  evaluatorPort?: number;
+  evaluator?: boolean;
   /** Where the API, broker and dashboard listen (default 127.0.0.1: this machine only). */
   host?: string;
   /** Serve and watch only this namespace; default: serve `default`, watch all. */
@@ -191,6 +196,29 @@ export async function runUp(opts: UpOptions): Promise<void> {
     'cache',
     (c) => c.stop(),
   );
+  // The built-in evaluator (docs/evaluations.md): the sample Evaluator points at it. Before the
+  // controller, whose reachability check makes an Evaluator ready; a taken port is a warning.
+  const evaluatorPort = opts.evaluatorPort ?? BUILTIN_EVALUATOR_PORT;
+  const evaluator =
+    opts.evaluator === false
+      ? undefined
+      : await started.step(
+          startBuiltinEvaluatorFor({
+            port: evaluatorPort,
+            logger: log.child({ component: 'evaluator' }),
+            lookup: new CacheLookup(cache),
+            namespace: NAMESPACE,
+          }).catch((err: NodeJS.ErrnoException) => {
+            if (err.code !== 'EADDRINUSE') throw err;
+            log.warn(
+              { port: evaluatorPort, fix: '--evaluator-port <port> (0: any free port) or --no-evaluator' },
+              'built-in evaluator not started: its port is taken',
+            );
+            return undefined;
+          }),
+          'built-in evaluator',
+          async (e) => e?.close(),
+        );
   await started.step(
     startController({
       kc: cluster.controller,
@@ -234,8 +262,17 @@ export async function runUp(opts: UpOptions): Promise<void> {
   );
   await started.step(warnIfExposed(log, host, api.auth.mode));
   console.log(
-    `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1, MCP: ${api.url}/mcp)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n  dashboard:       ${dashboard.url}/  (AUTH_MODE ${uiSettings.mode})\n${demoMcp ? `  demo MCP server: ${demoMcp.url}\n` : ''}`,
+    `  API service:     ${api.url}  (docs: ${api.url}/docs, chat: ${api.url}/compat/v1, MCP: ${api.url}/mcp)\n  broker:          ${broker.url}  (docs: ${broker.url}/api-docs)\n  dashboard:       ${dashboard.url}/  (AUTH_MODE ${uiSettings.mode})\n${demoMcp ? `  demo MCP server: ${demoMcp.url}\n` : ''}${evaluator ? `  evaluator:       ${evaluator.url}  (built-in: exact, contains, regex, llm)\n` : ''}`,
   );
   settleAfterStart(log);
-  log.info({ api: api.url, broker: broker.url, dashboard: dashboard.url, demoMcp: demoMcp?.url }, 'ready');
+  log.info(
+    {
+      api: api.url,
+      broker: broker.url,
+      dashboard: dashboard.url,
+      demoMcp: demoMcp?.url,
+      evaluator: evaluator?.url,
+    },
+    'ready',
+  );
 }

@@ -11,6 +11,9 @@
  *   what follows a colon after the tool's name ("Use word_count: the quick brown fox" → "the quick
  *   brown fox"), else the last capitalised word of the text, else the whole text;
  * - after a tool result it answers with that result;
+ * - asked for JSON (`response_format: {type: json_object}`, as the built-in evaluator's judge asks),
+ *   it answers a rating `{"score", "reasoning"}`: 1 when the text after `OUTPUT:` in the user's
+ *   message is not empty, else 0 — offline judging that is deterministic, not a judgement;
  * - otherwise it answers `[demo model] You said: <text>` plus a hint to switch to a real provider.
  * Tokens are counted as whitespace-separated words.
  */
@@ -31,6 +34,7 @@ interface ChatRequest {
   tools?: ChatTool[];
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
+  response_format?: { type?: string };
 }
 
 export const DEMO_MODEL_NAME = 'berth-demo';
@@ -80,8 +84,20 @@ function toolCallFor(req: ChatRequest): { name: string; arguments: string } | un
   return undefined;
 }
 
+/** JSON mode: a judge's rating (the one JSON the platform asks of a model on its own). */
+function ratingFor(said: string): string {
+  const output = /OUTPUT:\s*([\s\S]*?)(?:\nCRITERIA:|$)/.exec(said)?.[1]?.trim() ?? '';
+  const score = output ? 1 : 0;
+  const reasoning = output
+    ? '[demo model] the output is not empty (the demo model rates every non-empty output 1)'
+    : '[demo model] the output is empty';
+  return JSON.stringify({ score, reasoning });
+}
+
 function answerFor(req: ChatRequest): string {
   const messages = req.messages ?? [];
+  if (req.response_format?.type === 'json_object' && messages.at(-1)?.role !== 'tool')
+    return ratingFor(text(messages.findLast((m) => m.role === 'user')?.content));
   const last = messages.at(-1);
   if (last?.role === 'tool') return `[demo model] The tool answered: ${text(last.content)}`;
   const said = text(messages.findLast((m) => m.role === 'user')?.content).trim();

@@ -4,6 +4,7 @@
  * object `{"score": 0.8, "reasoning": "…"}`, or else the first number in the text.
  */
 import { Agent, fetch } from 'undici';
+import { parseRating } from '../../pkg/evaluator/rating.ts';
 import { BadParameters, threshold, type Verdict } from './rules.ts';
 
 export interface JudgeConfig {
@@ -24,24 +25,6 @@ const SYSTEM = [
   'You are an impartial judge. Rate how well the OUTPUT answers the INPUT, from 0 (useless or wrong)',
   'to 1 (fully correct and relevant). Answer with JSON only: {"score": <0..1>, "reasoning": "<one sentence>"}.',
 ].join(' ');
-
-/** The judge's rating out of its reply text. */
-export function parseRating(text: string): { score: number; reasoning: string } {
-  const json = /\{[\s\S]*\}/.exec(text)?.[0];
-  if (json) {
-    try {
-      const o = JSON.parse(json) as { score?: unknown; reasoning?: unknown };
-      if (typeof o.score === 'number' && o.score >= 0 && o.score <= 1)
-        return { score: o.score, reasoning: typeof o.reasoning === 'string' ? o.reasoning : text };
-    } catch {
-      // not JSON after all: fall back to the first number
-    }
-  }
-  const n = Number(/\d+(?:\.\d+)?/.exec(text)?.[0]);
-  if (!Number.isFinite(n) || n < 0 || n > 1)
-    throw new Error(`the judge gave no rating 0..1: ${text.slice(0, 120)}`);
-  return { score: n, reasoning: text };
-}
 
 export function createJudge(cfg: JudgeConfig) {
   const dispatcher = new Agent(cfg.ca ? { connect: { ca: cfg.ca } } : {});
@@ -77,4 +60,4 @@ export function createJudge(cfg: JudgeConfig) {
   };
 }
 
-export { BadParameters };
+export { BadParameters, parseRating };

@@ -75,6 +75,36 @@ describe('berth up', () => {
       const weather = await kubectl(['--kubeconfig', kubeconfig, 'get', 'query', 'weather', '-o', 'json']);
       // The demo model called the demo tool the question names, then answered with its result.
       expect(JSON.stringify(JSON.parse(weather.stdout).status)).toContain('demo result of weather');
+      // The sample evaluations pass on a first run: the built-in evaluator of `berth up` answers
+      // at the sample Evaluator's address (rules, and the demo Model as judge).
+      const evaluations = ['capital-check', 'hello-check', 'hello-judge'];
+      const verdict = async (e: string) =>
+        (
+          await kubectl([
+            '--kubeconfig',
+            kubeconfig,
+            'get',
+            'evaluation',
+            e,
+            '-o',
+            'jsonpath={.status.phase}/{.status.passed}/{.status.message}',
+          ])
+        ).stdout;
+      let verdicts: string[] = [];
+      await eventually(
+        async () => {
+          verdicts = await Promise.all(evaluations.map(verdict));
+          if (verdicts.some((v) => v.startsWith('error') || v.startsWith('canceled')))
+            throw new Error(`an evaluation failed: ${JSON.stringify(verdicts)}`);
+          return verdicts.every((v) => v.startsWith('done/true'));
+        },
+        60_000,
+        200,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; ${JSON.stringify(verdicts)}`);
+      });
+      const evaluator = await kubectl(['--kubeconfig', kubeconfig, 'get', 'evaluator', 'reference']);
+      expect(evaluator.stdout).toMatch(/reference\s+http:\/\/127\.0\.0\.1:9100\s+ready/);
 
       const ready = JSON.parse(
         up
@@ -145,10 +175,13 @@ describe('berth up', () => {
   it('reuses the cluster KUBECONFIG points at', async () => {
     // Restricted to its own namespace so its controller never runs other test files' queries.
     const ns = await createNamespace('up-reuse');
-    const up = spawnBerth(['up', '--state-dir', join(stateDir, 'unused'), '--namespace', ns, ...FREE_PORTS], {
-      ...process.env,
-      KUBECONFIG: inject('kubeconfig'),
-    });
+    const up = spawnBerth(
+      ['up', '--state-dir', join(stateDir, 'unused'), '--namespace', ns, '--no-evaluator', ...FREE_PORTS],
+      {
+        ...process.env,
+        KUBECONFIG: inject('kubeconfig'),
+      },
+    );
     try {
       const line = await up.waitForLine(/reusing the cluster KUBECONFIG points at/, 30_000);
       expect(line).toContain(inject('kubeServer'));
