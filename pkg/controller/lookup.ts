@@ -3,6 +3,7 @@ import {
   type Agent,
   engineUseProblem,
   Kinds,
+  type MCPServer,
   type Memory,
   type Model,
   type Team,
@@ -43,6 +44,10 @@ export class CacheLookup implements ResourceLookup {
 
   memory(namespace: string, name: string): Memory | undefined {
     return this.cache.get(Kinds.Memory, namespace, name);
+  }
+
+  mcpServer(namespace: string, name: string): MCPServer | undefined {
+    return this.cache.get(Kinds.MCPServer, namespace, name);
   }
 
   secretValue(namespace: string, name: string, key: string): string | undefined {

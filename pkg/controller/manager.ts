@@ -3,6 +3,7 @@ import { berthScheme, Kinds, SHARED_CACHE } from '../api/index.ts';
 import { type BrokerRouter, singleBrokerRouter } from '../engine/brokers.ts';
 import type { QueryEngine, ResourceLookup } from '../engine/contract.ts';
 import type { BerthQueryEngine } from '../engine/engine.ts';
+import { createHttpClient } from '../engine/http.ts';
 import { brokerCredentials } from '../http/service-token/index.ts';
 import type { InformerCache } from '../kube/cache.ts';
 import type { Client } from '../kube/client/index.ts';
@@ -12,12 +13,13 @@ import { CoreKinds } from '../kube/kinds.ts';
 import { type LeaderElectionConfig as LeaseConfig, Manager } from '../kube/manager.ts';
 import type { SupervisorOptions } from '../kube/supervisor.ts';
 import { createLogger, type Logger } from '../log/index.ts';
+import { AddressReconciler } from './address.ts';
 import { NamespaceBrokers, NamespaceTokens, type ServiceAccountRef } from './brokers/index.ts';
 import { EvaluationReconciler, type EvaluationReconcilerOptions } from './evaluation/reconciler.ts';
 import { EvaluationTelemetry, evaluationHttp } from './evaluation/telemetry.ts';
-import { EvaluatorReconciler } from './evaluator.ts';
 import { CacheLookup } from './lookup.ts';
 import { addSeeder, type SeedSource } from './marketplace/seeder.ts';
+import { McpServerReconciler, type McpServerReconcilerOptions } from './mcpserver/reconciler.ts';
 import { MemoryReconciler } from './memory.ts';
 import { ControllerMetrics } from './metrics.ts';
 import { QueryReconciler, type QueryReconcilerOptions } from './query/reconciler.ts';
@@ -51,7 +53,9 @@ export interface StartControllerOptions {
   query?: QueryReconcilerOptions;
   /** Evaluations call their evaluators; false: this process leaves them alone. */
   evaluation?: EvaluationReconcilerOptions | false;
-  workers?: { query?: number; memory?: number; evaluator?: number; evaluation?: number };
+  /** MCPServers get their tools listed (docs/mcp.md); false: this process leaves them alone. */
+  mcpServers?: McpServerReconcilerOptions | false;
+  workers?: { query?: number; memory?: number; evaluator?: number; evaluation?: number; mcpserver?: number };
   marketplaceSeed?: SeedSource;
   probes?: { port: number; host?: string } | false;
   metrics?: { port: number; host?: string; certFile?: string; keyFile?: string } | false;
@@ -130,8 +134,37 @@ function addEvaluations(
 }
 
 /**
+ * The MCPServer controller: lists each server's tools off the workers (a Runnable stopped before the
+ * controller, so listings abort first), again when its Service or header Secret changes.
+ */
+function addMcpServers(
+  mgr: Manager,
+  opts: StartControllerOptions,
+  common: { logger: Logger; metrics: ControllerMetrics },
+) {
+  const { cache, client } = mgr;
+  const http = createHttpClient();
+  const reconciler = new McpServerReconciler(
+    { client, http, watchNamespace: opts.namespace, logger: common.logger },
+    opts.mcpServers || {},
+  );
+  const workers = opts.workers?.mcpserver ?? 2;
+  mgr.add(
+    common.metrics.track(
+      new Controller({ ...common, name: 'mcpserver', workers, reconciler })
+        .for(cache, Kinds.MCPServer)
+        .watches(cache, CoreKinds.Service, (o) => reconciler.requestsFor('Service', o))
+        .watches(cache, CoreKinds.Secret, (o) => reconciler.requestsFor('Secret', o))
+        .source(reconciler.runEnded),
+    ),
+  );
+  mgr.add(reconciler);
+  return { reconciler, close: () => http.close() };
+}
+
+/**
  * Starts the controller in this process: the Manager (shared informer cache, client, lease), the
- * Query, Memory, Evaluator, Evaluation and marketplace seeding controllers (run only while this process leads), probes
+ * Query, Memory, Evaluator, Evaluation, MCPServer and marketplace seeding controllers (run only while this process leads), probes
  * and metrics. Runnables start in the order registered here and stop in reverse.
  */
 export async function startController(opts: StartControllerOptions): Promise<RunningController> {
@@ -169,13 +202,7 @@ export async function startController(opts: StartControllerOptions): Promise<Run
         .watches(cache, CoreKinds.Secret, (o) => memories.requestsFor('Secret', o)),
     ),
   );
-  // Evaluators are checked to answer (evaluator.ts) through a client of their own, closed at stop.
-  const evaluatorHttp = evaluationHttp();
-  const evaluators = new EvaluatorReconciler({
-    client,
-    fetch: evaluatorHttp.fetch,
-    watchNamespace: opts.namespace,
-  });
+  const evaluators = new AddressReconciler(client, Kinds.Evaluator, opts.namespace);
   mgr.add(
     metrics.track(
       new Controller({
@@ -191,6 +218,7 @@ export async function startController(opts: StartControllerOptions): Promise<Run
   );
   const evaluations =
     opts.evaluation === false ? undefined : addEvaluations(mgr, opts, { ...common, brokers });
+  const mcpServers = opts.mcpServers === false ? undefined : addMcpServers(mgr, opts, common);
   if (opts.marketplaceSeed) metrics.track(addSeeder(mgr, opts.marketplaceSeed, common));
 
   // Unready from the first moment of a stop, while runs are aborted and the lease released (the
@@ -231,7 +259,7 @@ export async function startController(opts: StartControllerOptions): Promise<Run
       stopping = true;
       await mgr.stop();
       await evaluations?.close(); // events and spans of the calls aborted above are flushed here
-      await evaluatorHttp.close();
+      await mcpServers?.close();
       logger.info('controller stopped');
     },
   };

@@ -5,6 +5,7 @@
  */
 import type { Query, QueryEndReason, TokenUsage } from '../api/index.ts';
 import type { Agent } from '../api/kinds/agent.ts';
+import type { MCPServer } from '../api/kinds/mcpserver.ts';
 import type { Memory } from '../api/kinds/memory.ts';
 import type { Model } from '../api/kinds/model.ts';
 import type { Team } from '../api/kinds/team.ts';
@@ -17,6 +18,8 @@ export interface ResourceLookup {
   model(namespace: string, name: string): Model | undefined;
   tool(namespace: string, name: string): Tool | undefined;
   memory(namespace: string, name: string): Memory | undefined;
+  /** An MCPServer; a lookup without it knows none (every MCP tool then fails as not found). */
+  mcpServer?(namespace: string, name: string): MCPServer | undefined;
   /**
    * Decoded value of one key of a Secret, or undefined when the Secret or key is missing. Throws an
    * Error saying why (never the value) when the Secret is not usable by the engine: it must carry

@@ -16,6 +16,7 @@ import { type BrokerRouter, singleBrokerRouter } from './brokers.ts';
 import type { QueryEngine, QueryOutcome, ResourceLookup, RunContext } from './contract.ts';
 import type { EventQueueStats } from './event-queue.ts';
 import { createHttpClient } from './http.ts';
+import { McpClient } from './mcp/index.ts';
 import { ModelClients } from './model-client.ts';
 import { runQuery } from './run.ts';
 import { errorMessage } from './scope.ts';
@@ -95,6 +96,7 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
     lookup: opts.lookup,
     http,
     models: new ModelClients(http, opts.lookup, opts.maxRetries ?? 2),
+    mcp: new McpClient(http),
     brokers,
     sinks,
     logger,

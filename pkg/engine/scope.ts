@@ -8,6 +8,7 @@ import type { ChunkStream } from './chunks.ts';
 import type { ResourceLookup } from './contract.ts';
 import type { EventQueue } from './event-queue.ts';
 import type { HttpClient } from './http.ts';
+import type { McpClient } from './mcp/index.ts';
 import type { StoredMessage } from './memory-client.ts';
 import type { ChatCompletionMessageParam, ModelClients } from './model-client.ts';
 
@@ -15,6 +16,8 @@ export interface EngineDeps {
   lookup: ResourceLookup;
   http: HttpClient;
   models: ModelClients;
+  /** Discovery and tool calls of MCP servers (the SDKs load at first use). */
+  mcp: McpClient;
   brokers: BrokerRouter;
   sinks: BrokerSinks;
   logger: Logger;
@@ -98,6 +101,7 @@ export function recordingLookup(lookup: ResourceLookup, seen: Set<string>): Reso
     model: (ns, name) => lookup.model(ns, name),
     tool: (ns, name) => lookup.tool(ns, name),
     memory: (ns, name) => lookup.memory(ns, name),
+    mcpServer: (ns, name) => lookup.mcpServer?.(ns, name),
     secretValue: (ns, name, key) => {
       const v = lookup.secretValue(ns, name, key);
       if (v !== undefined) seen.add(v);

@@ -98,6 +98,12 @@ describe.each(['2026-07-28', '2025-11-25'])('a server of revision %s', (revision
     expect(seen?.headers.authorization).toBe('Bearer mcp-secret-value');
   });
 
+  it('never hands back a header value the server echoes', async () => {
+    const out = await mcp.callTool(ep(server().s.url), 'whoami', {}, { signal: never() });
+    expect(out.text).toContain('"authorization":"[redacted]"');
+    expect(out.text).not.toContain('mcp-secret-value');
+  });
+
   it("reports the tool's own error as an error result", async () => {
     const out = await mcp.callTool(ep(server().s.url), 'fail', {}, { signal: never() });
     expect(out).toMatchObject({ text: 'the tool failed on purpose', isError: true });

@@ -158,7 +158,7 @@ export class McpClient {
         if (!res || typeof res !== 'object')
           throw new McpFailure('InvalidAnswer', `${ep.label}: ${what}: the result is not an object`);
         return {
-          text: resultText(res),
+          text: scrub(resultText(res), ep),
           isError: res.isError === true,
           protocolVersion: session.protocolVersion,
         };
@@ -265,7 +265,7 @@ export class McpClient {
         const f = err instanceof McpFailure ? err : mcpFailure(ep.label, err);
         if (attempt >= ep.maxRetries || !f.transient || !canRetry(f)) {
           const tries = attempt > 0 ? ` (${attempt + 1} attempts)` : '';
-          throw new McpFailure(f.reason, `${withWhat(f.message, ep.label, what)}${tries}`, {
+          throw new McpFailure(f.reason, scrub(`${withWhat(f.message, ep.label, what)}${tries}`, ep), {
             transient: f.transient,
             unsent: f.unsent,
             cause: f,
@@ -291,6 +291,20 @@ function isTimeout(err: unknown): boolean {
     (e?.code === -32001 && e.data?.timeout !== undefined) ||
     e?.name === 'TimeoutError'
   );
+}
+
+/**
+ * `text` without the endpoint's header values (nor the token part of `Bearer <token>`): a server
+ * that echoes the credential back must not pass it on to a model, a status or an event.
+ */
+function scrub(text: string, ep: McpEndpoint): string {
+  let out = text;
+  for (const v of Object.values(ep.headers)) {
+    for (const secret of [v, /^[A-Za-z]+ (.{8,})$/.exec(v)?.[1]]) {
+      if (secret && secret.length >= 8 && out.includes(secret)) out = out.split(secret).join('[redacted]');
+    }
+  }
+  return out;
 }
 
 /** One key per endpoint and credentials (a hash: header values stay out of the key). */

@@ -2,44 +2,26 @@
  * `agent/<name>`: the agent's prompt as system message, then the conversation, then a loop of model
  * turns; each turn that asks for tools runs them (in parallel) and feeds the results back, until the
  * model answers without tool calls or the agent's `maxTurns` (default 10) model turns are used up.
+ * Its tools are Tools and tools of MCPServers (agent-tools.ts); a failing one answers the model with
+ * `error: …` (a server gone mid-query included) and the query goes on.
  */
 import type { Context } from '@opentelemetry/api';
-import type { QueryEndReason, Tool } from '../../api/index.ts';
+import type { QueryEndReason } from '../../api/index.ts';
 import { found } from '../failure.ts';
-import type { ChatCompletionMessageParam, ChatCompletionTool, ToolCallRequest } from '../model-client.ts';
-import { errorMessage, type Scope, sanitizeName, type TargetResult } from '../scope.ts';
+import type { ChatCompletionMessageParam, ToolCallRequest } from '../model-client.ts';
+import { errorMessage, type Scope, type TargetResult } from '../scope.ts';
 import { inSpan } from '../tracing.ts';
+import { type AgentFunction, agentFunctions } from './agent-tools.ts';
 import { callModel, requireModel } from './llm.ts';
-import { invokeTool, requireTool } from './tool.ts';
 
 export const DEFAULT_AGENT_MAX_TURNS = 10;
-
-function functionTools(tools: Tool[]): { defs: ChatCompletionTool[]; byName: Map<string, Tool> } {
-  const byName = new Map<string, Tool>();
-  const defs: ChatCompletionTool[] = tools.map((t) => {
-    const fname = sanitizeName(t.metadata.name);
-    byName.set(fname, t);
-    return {
-      type: 'function',
-      function: {
-        name: fname,
-        description: t.spec.description ?? `HTTP tool ${t.metadata.name}`,
-        parameters: (t.spec.inputSchema as Record<string, unknown> | undefined) ?? {
-          type: 'object',
-          properties: {},
-        },
-      },
-    };
-  });
-  return { defs, byName };
-}
 
 /** A failing tool becomes the tool's answer, so the model can recover (retry, explain) instead of the query failing. */
 async function runToolCall(
   scope: Scope,
   ctx: Context,
   call: ToolCallRequest,
-  byName: Map<string, Tool>,
+  byName: Map<string, AgentFunction>,
   agent: string,
 ): Promise<ChatCompletionMessageParam> {
   const tool = byName.get(call.name);
@@ -48,7 +30,7 @@ async function runToolCall(
     content = `error: tool "${call.name}" is not available to agent ${agent}`;
   } else {
     try {
-      content = await invokeTool(scope, ctx, tool, call.arguments || '{}', agent);
+      content = await tool.invoke(scope, ctx, call.arguments || '{}', agent);
     } catch (err) {
       if (scope.signal.aborted) throw err;
       content = `error: ${errorMessage(err)}`;
@@ -68,9 +50,8 @@ export async function runAgent(
   const owner = `Agent ${name}`;
   const agent = found(scope.deps.lookup.agent(scope.namespace, name), owner, scope.namespace, missing);
   const model = requireModel(scope, agent.spec.modelRef?.name ?? 'default', owner);
-  const { defs, byName } = functionTools(
-    (agent.spec.tools ?? []).map((t) => requireTool(scope, t.name ?? '', owner)),
-  );
+  const byName = await agentFunctions(scope, agent.spec.tools ?? [], owner);
+  const defs = [...byName.values()].map((f) => f.def);
   const maxTurns = agent.spec.maxTurns ?? DEFAULT_AGENT_MAX_TURNS;
   scope.emit('AgentExecutionStart', `Agent ${name} started`, { agent: name, model: model.metadata.name });
   const started = performance.now();

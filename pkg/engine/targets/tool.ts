@@ -5,6 +5,7 @@ import { found, QueryFailure } from '../failure.ts';
 import { cut, errorMessage, type Scope, type TargetResult } from '../scope.ts';
 import { callTool } from '../tool-client.ts';
 import { inSpan } from '../tracing.ts';
+import { invokeMcp, requireMcpServer } from './mcp-tool.ts';
 
 /** The Tool an agent (or a tool target) names, or an error naming what is missing (see `found`). */
 export function requireTool(scope: Scope, name: string, by: string, missing?: QueryEndReason): Tool {
@@ -19,6 +20,7 @@ export async function invokeTool(
   input: string,
   agent?: string,
 ): Promise<string> {
+  if (tool.spec.type === 'mcp') return invokeMcpTool(scope, parent, tool, input, agent);
   const who = { tool: tool.metadata.name, agent };
   scope.emit('ToolCallStart', `Calling tool ${tool.metadata.name}`, { ...who, input: cut(input) });
   const started = performance.now();
@@ -41,6 +43,17 @@ export async function invokeTool(
       throw new QueryFailure('ToolError', errorMessage(err), { cause: err });
     }
   });
+}
+
+/** A Tool of type mcp: one tool of its MCPServer, called under the Tool's name. */
+function invokeMcpTool(scope: Scope, parent: Context, tool: Tool, input: string, agent?: string) {
+  const name = tool.metadata.name;
+  const ref = tool.spec.mcp;
+  if (!ref) throw new QueryFailure('InvalidTarget', `Tool ${name}: spec.mcp is required for an mcp tool`);
+  const server = requireMcpServer(scope, ref.serverRef.name, `Tool ${name}`);
+  const hints = server.status?.tools?.find((t) => t.name === ref.toolName)?.annotations;
+  const idempotent = !!(hints?.readOnlyHint || hints?.idempotentHint);
+  return invokeMcp(scope, parent, { server, toolName: ref.toolName, name, idempotent }, input, agent);
 }
 
 /** `tool/<name>`: the input text goes to the tool as it is; its answer is the query's answer. */
