@@ -148,6 +148,26 @@ describe('berth up', () => {
         expect(listed.status, base).toBe(200);
         expect(await listed.text()).toContain(`"${tool}"`);
       }
+      // The sample MCPServer names the demo server at its default port; this run's has its own.
+      // Pointed there, the sample query count-words runs again: the agent calls word_count.
+      const kube = (...args: string[]) => kubectl(['--kubeconfig', kubeconfig, ...args]);
+      const address = JSON.stringify({ spec: { address: { value: ready.demoMcp } } });
+      expect((await kube('patch', 'mcpserver', 'demo-tools', '--type', 'merge', '-p', address)).code).toBe(0);
+      expect((await kube('delete', 'query', 'count-words')).code).toBe(0);
+      const again = await kube('apply', '-f', join(ROOT, 'manifests', 'samples', 'query.yaml'));
+      expect(again.code, again.stderr).toBe(0);
+      let counted: { phase?: string; message?: string; response?: { content?: string } } = {};
+      await eventually(
+        async () => {
+          const got = await kube('get', 'query', 'count-words', '-o', 'jsonpath={.status}');
+          counted = got.stdout ? JSON.parse(got.stdout) : {};
+          return ['done', 'error', 'canceled'].includes(counted.phase ?? '');
+        },
+        60_000,
+        200,
+      );
+      expect(counted.phase, counted.message).toBe('done');
+      expect(counted.response?.content).toBe('[demo model] The tool answered: 9 words');
       const openai = new OpenAI({ baseURL: `${api}/compat/v1`, apiKey: 'unused-in-open-mode' });
       const answer = await openai.chat.completions.create({
         model: 'model/demo',
