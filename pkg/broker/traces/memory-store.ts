@@ -101,18 +101,37 @@ export class MemoryTraceStore
     return seqs;
   }
 
-  async list(sessionId: string | undefined, cursor: number, limit: number) {
+  async list(sessionId: string | undefined, cursor: number, limit: number, order: 'asc' | 'desc' = 'asc') {
+    const desc = order === 'desc';
+    const before = desc && cursor > 0 ? cursor : Number.POSITIVE_INFINITY;
     if (sessionId !== undefined) {
       const ids = new Set<string>();
       for (const s of this.log.index('session', sessionId)?.values() ?? []) ids.add(s.traceId);
       const all = [...ids].map((id) => this.#item(id)).filter((t): t is TraceItem => !!t);
-      const after = all.filter((t) => t.seq > cursor).sort((a, b) => a.seq - b.seq);
-      return { items: after.slice(0, limit), total: all.length, hasMore: after.length > limit };
+      const page = desc
+        ? all.filter((t) => t.seq < before).sort((a, b) => b.seq - a.seq)
+        : all.filter((t) => t.seq > cursor).sort((a, b) => a.seq - b.seq);
+      return { items: page.slice(0, limit), total: all.length, hasMore: page.length > limit };
     }
+    if (desc) return this.#newest(before, limit);
     const items: TraceItem[] = [];
     const d = this.log.log.entries;
     for (const span of d.values(d.indexAfter(cursor))) {
       // A trace is listed at the position of its latest span.
+      if (this.log.index('trace', span.traceId)?.last() !== span) continue;
+      if (items.length === limit) return { items, total: this.#traceCount(), hasMore: true };
+      items.push(this.#item(span.traceId) as TraceItem);
+    }
+    return { items, total: this.#traceCount(), hasMore: false };
+  }
+
+  /** Newest first: walks the log back from `before` (no scan of what is older than the page). */
+  #newest(before: number, limit: number) {
+    const items: TraceItem[] = [];
+    const d = this.log.log.entries;
+    const start = before === Number.POSITIVE_INFINITY ? d.length - 1 : d.indexAfter(before - 1) - 1;
+    for (let i = start; i >= 0; i--) {
+      const span = d.at(i) as PackedSpan;
       if (this.log.index('trace', span.traceId)?.last() !== span) continue;
       if (items.length === limit) return { items, total: this.#traceCount(), hasMore: true };
       items.push(this.#item(span.traceId) as TraceItem);

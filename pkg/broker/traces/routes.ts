@@ -37,7 +37,14 @@ export function mountTraceRoutes(app: AnyOpenAPIHono, deps: TraceDeps): void {
       tags,
       summary: 'Traces grouped by trace id, ordered by their latest span; or watch spans',
       description: 'With watch=true the stream carries spans. from-beginning overrides cursor here.',
-      request: { query: z.object({ session_id: z.string().min(1).optional(), ...listQueryShape }) },
+      request: {
+        query: z.object({
+          session_id: z.string().min(1).optional(),
+          // Ours: the dashboard lists the newest traces first; cursor is then "before".
+          order: z.enum(['asc', 'desc']).optional(),
+          ...listQueryShape,
+        }),
+      },
       responses: {
         200: { description: '{items: [{traceId, sequence, spans}], total, hasMore, nextCursor} or SSE' },
       },
@@ -54,7 +61,7 @@ export function mountTraceRoutes(app: AnyOpenAPIHono, deps: TraceDeps): void {
           replay: replayOf((after, n) => store.spans({ sessionId: sid }, after, n), spanMeta),
         });
       const cursor = q.cursor ?? 0;
-      const p = await store.list(sid, cursor, q.limit ?? DEFAULT_LIMIT);
+      const p = await store.list(sid, cursor, q.limit ?? DEFAULT_LIMIT, q.order);
       return pageResponse(p, traceJson, cursor);
     },
   );

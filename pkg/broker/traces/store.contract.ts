@@ -25,6 +25,15 @@ export function traceStoreContract(name: string, make: () => Promise<TraceStore>
       expect(all.total).toBe(2);
       expect((await s.list(undefined, 2, 10)).items.map((t) => t.traceId[0])).toEqual(['a']);
       expect((await s.list('S', 0, 10)).items.map((t) => t.spans.length)).toEqual([2]);
+      // Newest first, cursor as an exclusive upper bound; a session's traces too.
+      const newest = await s.list(undefined, 0, 1, 'desc');
+      expect(newest.items.map((t) => [t.traceId[0], t.seq])).toEqual([['a', 3]]);
+      expect(newest.hasMore).toBe(true);
+      const older = await s.list(undefined, 3, 10, 'desc');
+      expect(older.items.map((t) => t.traceId[0])).toEqual(['b']);
+      expect(older.hasMore).toBe(false);
+      expect((await s.list('S', 0, 10, 'desc')).items.map((t) => t.traceId[0])).toEqual(['a']);
+      expect((await s.list('S', 3, 10, 'desc')).items).toEqual([]);
       expect(s.inSession('a'.repeat(32), 'S')).toBe(true);
       expect((await s.spans({ sessionId: 'S' }, 0, 10)).map((x) => x.seq)).toEqual([1, 3]);
       expect(await s.trace('c'.repeat(32))).toBeUndefined();

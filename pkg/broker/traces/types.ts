@@ -26,11 +26,15 @@ export interface TraceStore {
   head(): number;
   /** Stores a decoded export's spans in order; returns their sequences. */
   ingest(batch: SpanBatch): Promise<number[]>;
-  /** Traces whose latest span is after `cursor`, in that order (a session keeps traces with a span of it). */
+  /**
+   * Traces whose latest span is after `cursor`, in that order (a session keeps traces with a span of
+   * it); `desc`: newest first, those whose latest span is before `cursor` (0: from the newest).
+   */
   list(
     sessionId: string | undefined,
     cursor: number,
     limit: number,
+    order?: 'asc' | 'desc',
   ): Promise<{ items: TraceItem[]; total: number; hasMore: boolean }>;
   trace(traceId: string): Promise<StoredSpan[] | undefined>;
   /** Spans after `cursor` (watch replay), optionally of one trace or one session. */
