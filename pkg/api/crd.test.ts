@@ -58,7 +58,14 @@ describe('crdFor', () => {
     expect(baseUrl['x-kubernetes-validations'][0].rule).toContain("startsWith('https://')");
     const query = crdFor(ALL_KINDS.find((k) => k.kind === 'Query')!) as any;
     const status = query.spec.versions[0].schema.openAPIV3Schema.properties.status;
-    expect(status.properties.phase.enum).toEqual(['pending', 'running', 'done', 'error', 'canceled']);
+    expect(status.properties.phase.enum).toEqual([
+      'pending',
+      'running',
+      'input-required',
+      'done',
+      'error',
+      'canceled',
+    ]);
   });
 });
 

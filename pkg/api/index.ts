@@ -2,6 +2,7 @@ export * from './common.ts';
 export * from './group.ts';
 export * from './kind-def.ts';
 export * from './kinds/agent.ts';
+export * from './kinds/approval.ts';
 export * from './kinds/evaluation.ts';
 export * from './kinds/evaluator.ts';
 export * from './kinds/mcpserver.ts';

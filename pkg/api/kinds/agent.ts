@@ -1,14 +1,16 @@
 import { z } from 'zod';
 import { commonStatusSchema, nameSchema } from '../common.ts';
 import { ageColumn, type KindDef, type Resource } from '../kind-def.ts';
+import { approvalPolicySchema, BUILTIN_TOOLS } from './approval.ts';
 import { mcpServerRefSchema } from './mcpserver.ts';
 
 /** What a model accepts as a function name (OpenAI's rule): the target of a rename. */
 export const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
- * One entry of an Agent's tools: a Tool by name, or tools of an MCPServer (all, or those named),
- * optionally offered to the model under other names.
+ * One entry of an Agent's tools: a Tool by name, tools of an MCPServer (all, or those named),
+ * optionally offered to the model under other names, or a built-in tool (ask_user); each with an
+ * optional approval policy (docs/approvals.md).
  */
 export const agentToolRefSchema = z
   .object({
@@ -27,9 +29,18 @@ export const agentToolRefSchema = z
       .describe(
         "With mcpServerRef: names the model sees instead of the server's, as {serverToolName: newName}; newName matches ^[a-zA-Z0-9_-]{1,64}$",
       ),
+    builtin: z
+      .enum(BUILTIN_TOOLS)
+      .optional()
+      .describe('A built-in tool: ask_user lets the model ask the human a question and wait for the answer'),
+    approval: approvalPolicySchema
+      .optional()
+      .describe(
+        "Approval policy of this entry's calls; fields left out come from the Tool's spec.approval, then the defaults",
+      ),
   })
-  .refine((t) => !!t.name !== !!t.mcpServerRef, {
-    message: 'a tool entry needs exactly one of name or mcpServerRef',
+  .refine((t) => [t.name, t.mcpServerRef, t.builtin].filter((x) => x !== undefined).length === 1, {
+    message: 'a tool entry needs exactly one of name, mcpServerRef or builtin',
   })
   .refine((t) => !!t.mcpServerRef || (t.toolNames === undefined && t.rename === undefined), {
     message: 'toolNames and rename go with mcpServerRef',
@@ -37,8 +48,8 @@ export const agentToolRefSchema = z
   .meta({
     'x-kubernetes-validations': [
       {
-        rule: 'has(self.name) != has(self.mcpServerRef)',
-        message: 'a tool entry needs exactly one of name or mcpServerRef',
+        rule: '(has(self.name) ? 1 : 0) + (has(self.mcpServerRef) ? 1 : 0) + (has(self.builtin) ? 1 : 0) == 1',
+        message: 'a tool entry needs exactly one of name, mcpServerRef or builtin',
       },
       {
         rule: 'has(self.mcpServerRef) || (!has(self.toolNames) && !has(self.rename))',
@@ -58,8 +69,15 @@ export const agentSpecSchema = z.object({
   tools: z
     .array(agentToolRefSchema)
     .optional()
-    .describe('Tools the agent may call: Tools by name, and tools of MCPServers'),
+    .describe('Tools the agent may call: Tools by name, tools of MCPServers, built-in tools'),
   maxTurns: z.number().int().min(1).max(100).optional().describe('Tool-calling turn limit (default 10)'),
+  outputSchema: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      'JSON Schema the final answer must satisfy: the model is asked for JSON (response_format json_schema), the answer validated, one repair round, else the Query ends InvalidOutput',
+    )
+    .meta({ 'x-kubernetes-preserve-unknown-fields': true }),
 });
 export const agentStatusSchema = commonStatusSchema;
 

@@ -47,6 +47,16 @@ export const QUERY_END_REASONS = {
     description:
       "The Query's own spec cannot run: spec.input malformed, spec.timeout or spec.ttl not a duration, spec.target.type unknown.",
   },
+  InvalidOutput: {
+    phase: 'error',
+    description:
+      "The answer did not satisfy the Agent's spec.outputSchema (or the Query's responseFormat) after one repair round; the message names the violation.",
+  },
+  Rejected: {
+    phase: 'error',
+    description:
+      "The tool of a tool/<name> query needed approval and was rejected, or its approval timed out with onTimeout reject (an agent's model is told instead and goes on).",
+  },
   Canceled: {
     phase: 'canceled',
     description: 'spec.cancel was set, before the run started or during it (spelled like the phase).',

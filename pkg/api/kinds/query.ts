@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { conditionsSchema, durationSchema, nameSchema } from '../common.ts';
 import { ageColumn, type KindDef, type Resource } from '../kind-def.ts';
+import { approvalDecisionSchema, pendingApprovalSchema } from './approval.ts';
 
 export const TARGET_TYPES = ['agent', 'team', 'model', 'tool'] as const;
 export type TargetType = (typeof TARGET_TYPES)[number];
-export const QUERY_PHASES = ['pending', 'running', 'done', 'error', 'canceled'] as const;
+/** `input-required`: waiting for a human decision (status.pendingApprovals); not terminal. */
+export const QUERY_PHASES = ['pending', 'running', 'input-required', 'done', 'error', 'canceled'] as const;
 export type QueryPhase = (typeof QUERY_PHASES)[number];
 export const TERMINAL_PHASES: readonly QueryPhase[] = ['done', 'error', 'canceled'];
 
@@ -54,7 +56,17 @@ export const querySpecSchema = z.object({
     .describe('Conversation to continue; the memory assigns one when empty (see status.conversationId)'),
   ttl: durationSchema.default('720h').describe('Lifetime after completion; broker data expires with it'),
   timeout: durationSchema.default('5m').describe('Longest the run may take before it ends in error'),
-  cancel: z.boolean().default(false).describe('Set to true to cancel a pending or running query'),
+  cancel: z
+    .boolean()
+    .default(false)
+    .describe('Set to true to cancel a pending, running or input-required query'),
+  responseFormat: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "OpenAI response_format for the target's answer ({type: text|json_object|json_schema, json_schema?}); /compat/v1 passes the request's here. Model and agent targets; an Agent's outputSchema wins",
+    )
+    .meta({ 'x-kubernetes-preserve-unknown-fields': true }),
 });
 
 export const tokenUsageSchema = z.object({
@@ -65,7 +77,10 @@ export const tokenUsageSchema = z.object({
 export type TokenUsage = z.infer<typeof tokenUsageSchema>;
 
 export const queryStatusSchema = z.object({
-  phase: z.enum(QUERY_PHASES).optional().describe('pending → running → done | error | canceled'),
+  phase: z
+    .enum(QUERY_PHASES)
+    .optional()
+    .describe('pending → running (⇄ input-required) → done | error | canceled'),
   message: z.string().optional().describe('Why the query ended in error or was canceled'),
   response: z
     .object({
@@ -89,6 +104,21 @@ export const queryStatusSchema = z.object({
     .meta({ format: 'date-time' }),
   duration: z.string().optional().describe('How long the run took, e.g. 1.2s'),
   observedGeneration: z.number().int().optional().describe('metadata.generation the status was written for'),
+  pendingApprovals: z
+    .array(pendingApprovalSchema)
+    .optional()
+    .describe('input-required: the tool calls and questions waiting for a decision'),
+  approvals: z
+    .array(approvalDecisionSchema)
+    .optional()
+    .describe('Every decision taken on this query, in order (kept after it ends)'),
+  checkpoint: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      'input-required: the engine’s state to resume from (the conversation so far); written by the controller only, capped (docs/approvals.md)',
+    )
+    .meta({ 'x-kubernetes-preserve-unknown-fields': true }),
 });
 
 export type QuerySpec = z.infer<typeof querySpecSchema>;

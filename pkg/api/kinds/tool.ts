@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { commonStatusSchema, durationSchema, headerSchema } from '../common.ts';
 import { ageColumn, type KindDef, type Resource } from '../kind-def.ts';
+import { approvalPolicySchema } from './approval.ts';
 import { mcpServerRefSchema } from './mcpserver.ts';
 
 export const TOOL_URL_RULE = "self.matches('^https?://[^/?#]+')";
@@ -49,6 +50,11 @@ export const toolSpecSchema = z
       .optional()
       .describe(
         "The MCP tool of an mcp tool (required when type is mcp); description and inputSchema default to the server's",
+      ),
+    approval: approvalPolicySchema
+      .optional()
+      .describe(
+        "The tool's default approval policy; an Agent's tools[].approval overrides it field by field",
       ),
   })
   .refine((s) => s.type !== 'http' || !!s.http, {

@@ -31,6 +31,8 @@ export const END_ANSWERS = {
   TargetNotFound: { status: 404, type: 'not_found_error', code: 'model_not_found' },
   InvalidTarget: { status: 500, type: 'server_error', code: 'invalid_target' },
   InvalidQuery: { status: 400, type: 'invalid_request_error', code: 'invalid_query' },
+  InvalidOutput: { status: 502, type: 'server_error', code: 'invalid_output' },
+  Rejected: { status: 403, type: 'permission_error', code: 'tool_call_rejected' },
   Canceled: { status: 500, type: 'server_error', code: 'query_canceled' },
   Orphaned: { status: 500, type: 'server_error', code: 'query_orphaned' },
   Purged: { status: 500, type: 'server_error', code: 'query_purged' },

@@ -67,6 +67,16 @@ export const ERROR_CODES = {
   memory_error: 502,
   stream_broken: 502,
   stream_ended: 502,
+  invalid_output: 502,
+  tool_call_rejected: 403,
+  // Decisions on a waiting Query (POST /v1/namespaces/{ns}/queries/{name}/approvals).
+  query_not_waiting: 409,
+  approval_not_found: 404,
+  approval_already_decided: 409,
+  approval_expired: 409,
+  approval_forbidden: 403,
+  invalid_decision: 422,
+  invalid_arguments: 422,
   // Berth's MCP server (`/mcp`, revision 2025-11-25 sessions).
   mcp_session_required: 400,
   mcp_session_not_found: 404,
