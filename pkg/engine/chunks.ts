@@ -67,6 +67,17 @@ export class ChunkStream {
     this.write({ error: err });
   }
 
+  /**
+   * Ends the upload without marking the stream complete: a paused query's readers keep waiting,
+   * and its resumed run appends with an upload of its own. Never throws.
+   */
+  async detach(): Promise<void> {
+    if (!this.#upload) return;
+    this.#lines.flush();
+    this.#body?.end();
+    await this.#upload;
+  }
+
   /** Ends the upload and marks the stream complete; never throws. */
   async complete(): Promise<void> {
     if (this.#upload) {

@@ -10,6 +10,7 @@ import type { Memory } from '../api/kinds/memory.ts';
 import type { Model } from '../api/kinds/model.ts';
 import type { Team } from '../api/kinds/team.ts';
 import type { Tool } from '../api/kinds/tool.ts';
+import type { PausedOutcome } from './approval/pause.ts';
 
 /** Read access to the objects a query needs, served from the informer caches (never per-call GETs). */
 export interface ResourceLookup {
@@ -48,7 +49,9 @@ export type QueryOutcome =
       conversationId?: string;
       tokenUsage?: TokenUsage;
     }
-  | { phase: 'canceled'; reason?: 'Canceled'; message: string; conversationId?: string };
+  | { phase: 'canceled'; reason?: 'Canceled'; message: string; conversationId?: string }
+  /** Waiting for human decisions (docs/approvals.md): the controller writes phase input-required. */
+  | PausedOutcome;
 
 export interface RunContext {
   /** Aborted when the Query is canceled (`spec.cancel: true`), deleted, or the process stops. */

@@ -34,6 +34,8 @@ export interface ModelAnswer {
 export interface ModelCall {
   messages: ChatCompletionMessageParam[];
   tools?: ChatCompletionTool[];
+  /** OpenAI `response_format` (structured answers: pkg/engine/structured.ts). */
+  responseFormat?: Record<string, unknown>;
   signal: AbortSignal;
   timeoutMs: number;
   /** Streaming mode: called with each chunk as it arrives. */
@@ -117,7 +119,13 @@ function usageOf(
 
 /** One chat completion, streamed or not; the answer is the same shape either way. */
 export async function complete(client: OpenAI, model: string, call: ModelCall): Promise<ModelAnswer> {
-  const base = { model, messages: call.messages, ...(call.tools?.length ? { tools: call.tools } : {}) };
+  const base = {
+    model,
+    messages: call.messages,
+    ...(call.tools?.length ? { tools: call.tools } : {}),
+    // Passed as given: the SDK's type names the shapes OpenAI documents, a caller's may be newer.
+    ...(call.responseFormat ? { response_format: call.responseFormat as { type: 'json_object' } } : {}),
+  };
   const options = { signal: call.signal, timeout: Math.max(1, call.timeoutMs) };
   if (!call.onChunk) {
     const res = await client.chat.completions.create({ ...base, stream: false }, options);

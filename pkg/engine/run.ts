@@ -6,6 +6,9 @@
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
 import { ANNOTATION_STREAMING, type Query, type QueryEndReason } from '../api/index.ts';
 import { redactValues } from '../log/index.ts';
+import { gateToolTarget, pausedOutcome, resumedChunk } from './approval/pause.ts';
+import { beginResume, checkpointOf } from './approval/resume.ts';
+import { type Checkpoint, QueryPaused } from './approval/types.ts';
 import type { BrokerRoute } from './brokers.ts';
 import { ChunkStream, type StreamError } from './chunks.ts';
 import type { QueryOutcome, RunContext } from './contract.ts';
@@ -26,7 +29,7 @@ import {
 import { runAgent } from './targets/agent.ts';
 import { runModelTarget } from './targets/model.ts';
 import { runTeam } from './targets/team.ts';
-import { runToolTarget } from './targets/tool.ts';
+import { requireTool, runToolTarget } from './targets/tool.ts';
 import { SEMCONV_SESSION_ATTRIBUTE, SESSION_ATTRIBUTE, startRootSpan } from './tracing.ts';
 import { boundedText } from './upstream.ts';
 
@@ -107,7 +110,8 @@ async function runTarget(
     case 'team':
       return runTeam(scope, parent, target.name, conversation);
     case 'tool': {
-      const result = await runToolTarget(scope, parent, target.name, input.text);
+      const tool = requireTool(scope, target.name, `Query ${scope.name}`, 'TargetNotFound');
+      const result = await runToolTarget(scope, parent, target.name, gateToolTarget(scope, tool, input.text));
       // A tool answers at once; streaming clients still get it as one chunk.
       scope.stream?.write({
         id: `${scope.name}-tool`,
@@ -143,12 +147,24 @@ async function routeOf(deps: EngineDeps, query: Query): Promise<BrokerRoute | un
   }
 }
 
+/** The checkpoint a resumed run starts from; an unusable one fails the run (not the process). */
+function resumeOf(query: Query): { checkpoint?: Checkpoint; problem?: unknown } {
+  try {
+    return { checkpoint: checkpointOf(query) };
+  } catch (err) {
+    return { problem: err };
+  }
+}
+
 export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext): Promise<QueryOutcome> {
   const started = performance.now();
+  // A run resumed after a pause (docs/approvals.md): the wait does not count against spec.timeout.
+  const resume = resumeOf(query);
+  const priorMs = resume.checkpoint?.runMs ?? 0;
   let timeoutMs: number;
   let timeoutProblem: string | undefined;
   try {
-    timeoutMs = durationField(query.spec?.timeout, DEFAULT_TIMEOUT, 'spec.timeout');
+    timeoutMs = Math.max(0, durationField(query.spec?.timeout, DEFAULT_TIMEOUT, 'spec.timeout') - priorMs);
   } catch (err) {
     timeoutMs = 0;
     timeoutProblem = errorMessage(err);
@@ -168,16 +184,36 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
   });
   const rootCtx = trace.setSpan(ROOT_CONTEXT, root);
   const target = query.spec?.target;
-  scope.emit('QueryExecutionStart', `Query ${scope.name} started`, {
-    targetType: target?.type,
-    targetName: target?.name,
-    input: cut(inputPreview(query)),
-  });
-  scope.log.info({ target, input: cut(inputPreview(query)) }, 'query started');
-  let conversationId = query.spec?.conversationId || undefined;
+  const resuming = !!resume.checkpoint;
+  scope.emit(
+    resuming ? 'QueryExecutionResume' : 'QueryExecutionStart',
+    `Query ${scope.name} ${resuming ? 'resumed' : 'started'}`,
+    {
+      targetType: target?.type,
+      targetName: target?.name,
+      input: cut(inputPreview(query)),
+    },
+  );
+  scope.log.info(
+    { target, input: cut(inputPreview(query)), resuming },
+    resuming ? 'query resumed' : 'query started',
+  );
+  let conversationId =
+    resume.checkpoint?.conversationId ||
+    query.status?.conversationId ||
+    query.spec?.conversationId ||
+    undefined;
   try {
+    if (resume.problem) throw resume.problem;
     if (timeoutProblem) throw new QueryFailure('InvalidQuery', timeoutProblem);
     const { ttlSeconds, input } = checkedSpec(query);
+    if (resume.checkpoint) {
+      // Canceled while it waited: nothing of the paused turn runs.
+      signal.throwIfAborted();
+      Object.assign(scope.usage, resume.checkpoint.usage);
+      beginResume(scope, resume.checkpoint);
+      resumedChunk(scope);
+    }
     const memory = resolveMemory(scope);
     let history: StoredMessage[] = [];
     if (memory && !conversationId) {
@@ -230,7 +266,19 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
       tokenUsage: { ...scope.usage },
       conversationId,
     };
-  } catch (err) {
+  } catch (thrown) {
+    let err = thrown;
+    if (err instanceof QueryPaused && !signal.aborted) {
+      try {
+        const runMs = priorMs + performance.now() - started;
+        const paused = await pausedOutcome(scope, err, { runMs, conversationId });
+        root.setAttribute('berth.query.paused', true);
+        root.setStatus({ code: SpanStatusCode.OK });
+        return paused;
+      } catch (tooLarge) {
+        err = tooLarge; // the checkpoint cannot be kept: the run fails instead
+      }
+    }
     return await fail(scope, err, {
       ctx,
       timedOut: timeout.signal.aborted,

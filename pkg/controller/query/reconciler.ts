@@ -9,8 +9,9 @@ import { Runs } from '../runs/index.ts';
 import { RunReconciler } from '../runs/reconciler.ts';
 import { QueryFinalizer } from './finalize.ts';
 import { type QueryRun, RunningStatus } from './running-status.ts';
-import { endedWithoutRun, finishedStatus } from './status.ts';
+import { endedWithoutRun, finishedStatus, waitingStatus } from './status.ts';
 import { completedAt, ttlRequeue } from './ttl.ts';
+import { tendWaiting } from './waiting.ts';
 
 export const ORPHANED_MESSAGE = 'controller restarted while the query was running';
 
@@ -111,6 +112,8 @@ export class QueryReconciler extends RunReconciler<QueryOutcome> {
     if (TERMINAL_PHASES.includes(phase)) return this.expire(q, ctx);
     const run = this.runs.get(q.metadata.uid);
     if (run) return this.tend(q, run, ctx);
+    // Waiting for decisions: no run anywhere (the pause ended it); decided → resumed (waiting.ts).
+    if (phase === 'input-required') return this.waiting(q, req, ctx);
     // Our final write may simply not have reached the cache yet; its watch event reconciles again.
     if (this.runs.recentlyFinished(q.metadata.uid)) return undefined;
     if (phase === 'pending') return this.dispatch(q, req, ctx);
@@ -147,12 +150,45 @@ export class QueryReconciler extends RunReconciler<QueryOutcome> {
     return undefined;
   }
 
-  private async execute(engine: QueryEngine, q: Query, run: QueryRun, log: Logger): Promise<void> {
+  /**
+   * An input-required query: decisions recorded, or, once all are there, claimed and resumed by the
+   * engine from its checkpoint. The claim is the conditional `running` write: only one succeeds.
+   */
+  private async waiting(q: Query, req: Request, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    const engine = this.d.engine;
+    if (!engine) return undefined;
+    // Stopping: decisions wait for the next leader.
+    if (this.#draining) return { requeueAfterMs: 1000 };
+    if (!q.spec.cancel && this.runs.size >= this.o.maxConcurrentRuns) return { requeueAfterMs: 1000 };
+    const log = ctx.logger.child({ uid: q.metadata.uid });
+    const step = await tendWaiting(q, {
+      client: this.d.client,
+      recorder: this.d.recorder,
+      log,
+      signal: ctx.signal,
+    });
+    if (step.kind === 'wait') return { requeueAfterMs: step.requeueAfterMs };
+    if (step.kind === 'recorded') return undefined; // its watch event reconciles again
+    const run = this.runs.start(q.metadata.uid ?? '', req);
+    if (q.spec.cancel) this.runs.abort(run, 'canceled');
+    log.info({ approvals: step.query.status?.approvals?.length ?? 0 }, 'query resumed after its decisions');
+    void this.execute(engine, step.query, run, log, true);
+    return undefined;
+  }
+
+  private async execute(
+    engine: QueryEngine,
+    q: Query,
+    run: QueryRun,
+    log: Logger,
+    resumed = false,
+  ): Promise<void> {
+    // A resumed run was claimed with phase running already: nothing more to write while it runs.
     const live = new RunningStatus({
       client: this.d.client,
       query: q,
       run,
-      stillRunning: () => this.runs.isCurrent(run) && !run.outcome,
+      stillRunning: () => !resumed && this.runs.isCurrent(run) && !run.outcome,
       log,
     });
     try {
@@ -170,7 +206,7 @@ export class QueryReconciler extends RunReconciler<QueryOutcome> {
         phase: o.phase,
         ms: Date.now() - run.startedAt,
         output: o.phase === 'done' ? truncateForLog(o.content) : undefined,
-        message: o.phase === 'done' ? undefined : o.message,
+        message: o.phase === 'done' || o.phase === 'input-required' ? undefined : o.message,
       },
       'query run ended',
     );
@@ -182,7 +218,14 @@ export class QueryReconciler extends RunReconciler<QueryOutcome> {
     if (run.outcome) {
       // A running status still in flight must land before the final one, never after it.
       await run.statusWrite;
-      await this.writeFinal(q, finishedStatus(q, run.outcome, new Date(), run.startedAt), ctx.signal, false);
+      const o = run.outcome;
+      if (o.phase === 'input-required') {
+        // The run is over; the Query waits (its deadlines bring it back: waiting()).
+        await this.writeFinal(q, waitingStatus(q, o, new Date(), run.startedAt), ctx.signal, false);
+        this.runs.finish(run.uid);
+        return undefined;
+      }
+      await this.writeFinal(q, finishedStatus(q, o, new Date(), run.startedAt), ctx.signal, false);
       this.runs.finish(run.uid);
       return ttlRequeue(q, new Date());
     }

@@ -5,6 +5,7 @@ import {
   type QueryEndReason,
   type QueryStatus,
 } from '../../api/index.ts';
+import type { PausedOutcome } from '../../engine/approval/pause.ts';
 import type { QueryOutcome } from '../../engine/contract.ts';
 import { completedCondition, formatDuration } from '../runs/status.ts';
 
@@ -27,7 +28,7 @@ export function runningStatus(q: Query, now: Date): QueryStatus {
  */
 export function finishedStatus(
   q: Query,
-  outcome: QueryOutcome,
+  outcome: Exclude<QueryOutcome, PausedOutcome>,
   now: Date,
   startedAt?: number,
 ): Record<string, unknown> {
@@ -56,6 +57,66 @@ export function finishedStatus(
         ts,
         q.metadata.generation,
       ),
+      ...inputResolved(q, ts),
+    ],
+    // What a pause left: nothing waits any more (status.approvals stays, the record of decisions).
+    pendingApprovals: null,
+    checkpoint: null,
+    observedGeneration: q.metadata.generation,
+  };
+}
+
+/** `InputRequired=False` for a query that once waited (the condition stays, its status flipped). */
+function inputResolved(q: Query, ts: string) {
+  const had = q.status?.conditions?.some((c) => c.type === 'InputRequired');
+  if (!had) return [];
+  return [
+    {
+      type: 'InputRequired',
+      status: 'False' as const,
+      reason: 'Resolved',
+      message: 'nothing waits for a decision',
+      lastTransitionTime: ts,
+      observedGeneration: q.metadata.generation,
+    },
+  ];
+}
+
+/**
+ * Status of a run that paused for decisions (docs/approvals.md): phase input-required, what waits,
+ * the checkpoint to resume from, `InputRequired=True`. Written once per pause; the run is over.
+ */
+export function waitingStatus(q: Query, outcome: PausedOutcome, now: Date, startedAt?: number) {
+  const ts = now.toISOString();
+  const questions = outcome.pending.filter((p) => p.type === 'question').length;
+  const tools = outcome.pending.length - questions;
+  const what = [
+    tools ? `${tools} tool call(s) to approve` : '',
+    questions ? `${questions} question(s) to answer` : '',
+  ]
+    .filter(Boolean)
+    .join(' and ');
+  const message = `waiting for ${what}`;
+  const conversationId = outcome.conversationId ?? q.status?.conversationId;
+  return {
+    phase: 'input-required',
+    message,
+    pendingApprovals: outcome.pending,
+    checkpoint: outcome.checkpoint,
+    tokenUsage: outcome.tokenUsage,
+    conversationId: conversationId ?? null,
+    a2a: conversationId ? { contextId: conversationId } : null,
+    startTime: q.status?.startTime ?? new Date(startedAt ?? now.getTime()).toISOString(),
+    conditions: [
+      completedCondition('False', 'InputRequired', message, ts, q.metadata.generation),
+      {
+        type: 'InputRequired',
+        status: 'True',
+        reason: questions && !tools ? 'QuestionAsked' : 'ApprovalRequired',
+        message,
+        lastTransitionTime: ts,
+        observedGeneration: q.metadata.generation,
+      },
     ],
     observedGeneration: q.metadata.generation,
   };
@@ -72,6 +133,6 @@ export function endedWithoutRun(
   now: Date,
   reason: QueryEndReason = phase === 'canceled' ? 'Canceled' : 'Orphaned',
 ) {
-  const outcome = { phase, reason, message } as QueryOutcome;
+  const outcome = { phase, reason, message } as Exclude<QueryOutcome, PausedOutcome>;
   return finishedStatus(q, outcome, now);
 }

@@ -3,41 +3,33 @@
  * turns; each turn that asks for tools runs them (in parallel) and feeds the results back, until the
  * model answers without tool calls or the agent's `maxTurns` (default 10) model turns are used up.
  * Its tools are Tools and tools of MCPServers (agent-tools.ts); a failing one answers the model with
- * `error: …` (a server gone mid-query included) and the query goes on.
+ * `error: …` (a server gone mid-query included) and the query goes on. Calls whose approval policy
+ * requires it, and `ask_user`, pause the query instead (approval/turn.ts); a resumed run continues
+ * from the paused turn. With an output contract (structured.ts) the final answer is validated, with
+ * one repair round.
  */
 import type { Context } from '@opentelemetry/api';
 import type { QueryEndReason } from '../../api/index.ts';
+import { agentPolicies, resolvePolicy } from '../approval/policy.ts';
+import { takeFrame } from '../approval/resume.ts';
+import {
+  ASK_USER,
+  askUserFunction,
+  resumeTurn,
+  runTurn,
+  type Turn,
+  type TurnFunction,
+} from '../approval/turn.ts';
+import type { AgentFrame, ResolvedApproval } from '../approval/types.ts';
 import { found } from '../failure.ts';
-import type { ChatCompletionMessageParam, ToolCallRequest } from '../model-client.ts';
-import { errorMessage, type Scope, type TargetResult } from '../scope.ts';
+import type { ChatCompletionMessageParam } from '../model-client.ts';
+import type { Scope, TargetResult } from '../scope.ts';
+import { agentContract, checkAnswer, instruction, invalidOutput, repairRequest } from '../structured.ts';
 import { inSpan } from '../tracing.ts';
-import { type AgentFunction, agentFunctions } from './agent-tools.ts';
+import { agentFunctions } from './agent-tools.ts';
 import { callModel, requireModel } from './llm.ts';
 
 export const DEFAULT_AGENT_MAX_TURNS = 10;
-
-/** A failing tool becomes the tool's answer, so the model can recover (retry, explain) instead of the query failing. */
-async function runToolCall(
-  scope: Scope,
-  ctx: Context,
-  call: ToolCallRequest,
-  byName: Map<string, AgentFunction>,
-  agent: string,
-): Promise<ChatCompletionMessageParam> {
-  const tool = byName.get(call.name);
-  let content: string;
-  if (!tool) {
-    content = `error: tool "${call.name}" is not available to agent ${agent}`;
-  } else {
-    try {
-      content = await tool.invoke(scope, ctx, call.arguments || '{}', agent);
-    } catch (err) {
-      if (scope.signal.aborted) throw err;
-      content = `error: ${errorMessage(err)}`;
-    }
-  }
-  return { role: 'tool', tool_call_id: call.id, content };
-}
 
 export async function runAgent(
   scope: Scope,
@@ -50,27 +42,72 @@ export async function runAgent(
   const owner = `Agent ${name}`;
   const agent = found(scope.deps.lookup.agent(scope.namespace, name), owner, scope.namespace, missing);
   const model = requireModel(scope, agent.spec.modelRef?.name ?? 'default', owner);
-  const byName = await agentFunctions(scope, agent.spec.tools ?? [], owner);
-  const defs = [...byName.values()].map((f) => f.def);
+  const refs = agent.spec.tools ?? [];
+  const fns = new Map<string, TurnFunction>(
+    await agentFunctions(
+      scope,
+      refs.filter((r) => !r.builtin),
+      owner,
+    ),
+  );
+  const policies = await agentPolicies(scope, refs, owner);
+  const askRef = refs.find((r) => r.builtin === ASK_USER);
+  let askUser: ResolvedApproval | undefined;
+  if (askRef) {
+    fns.set(ASK_USER, askUserFunction);
+    askUser = resolvePolicy(askRef.approval, undefined, undefined, owner);
+  }
+  const defs = [...fns.values()].map((f) => f.def);
+  const contract = agentContract(agent, scope.query, missing === 'TargetNotFound');
   const maxTurns = agent.spec.maxTurns ?? DEFAULT_AGENT_MAX_TURNS;
-  scope.emit('AgentExecutionStart', `Agent ${name} started`, { agent: name, model: model.metadata.name });
+  const frame = takeFrame(scope, 'agent', name);
+  scope.emit(
+    frame ? 'AgentExecutionResume' : 'AgentExecutionStart',
+    `Agent ${name} ${frame ? 'resumed' : 'started'}`,
+    {
+      agent: name,
+      model: model.metadata.name,
+    },
+  );
   const started = performance.now();
   return inSpan(scope.deps.tracer, parent, 'agent.execution', { 'berth.agent': name }, async (ctx) => {
-    const messages: ChatCompletionMessageParam[] = [
-      { role: 'system', content: agent.spec.prompt },
-      ...conversation,
-    ];
-    for (let turn = 1; turn <= maxTurns; turn++) {
-      const answer = await callModel(scope, ctx, model, messages, { tools: defs, agent: name });
+    const prompt = contract ? `${agent.spec.prompt}\n\n${instruction(contract)}` : agent.spec.prompt;
+    const t: Turn = {
+      agent: name,
+      turn: 1,
+      repaired: false,
+      messages: [{ role: 'system', content: prompt }, ...conversation],
+      fns,
+      policies,
+    };
+    if (frame) await resumeFrom(scope, ctx, t, frame);
+    for (; t.turn <= maxTurns; t.turn++) {
+      const answer = await callModel(scope, ctx, model, t.messages, {
+        tools: defs,
+        agent: name,
+        responseFormat: contract?.responseFormat,
+      });
       if (answer.toolCalls.length === 0) {
+        let content = answer.content;
+        if (contract) {
+          const checked = checkAnswer(contract, content);
+          if ('violation' in checked) {
+            if (t.repaired) throw invalidOutput(contract, owner, checked.violation);
+            scope.emit('OutputRepairRequested', `Agent ${name}: ${checked.violation}`, { agent: name }, true);
+            t.repaired = true;
+            t.messages.push({ role: 'assistant', content }, repairRequest(checked.violation));
+            continue;
+          }
+          content = checked.ok;
+        }
         scope.emit('AgentExecutionComplete', `Agent ${name} answered`, {
           agent: name,
-          turns: turn,
+          turns: t.turn,
           durationMs: Math.round(performance.now() - started),
         });
-        return { content: answer.content, produced: [{ role: 'assistant', content: answer.content, name }] };
+        return { content, produced: [{ role: 'assistant', content, name }] };
       }
-      messages.push({
+      t.messages.push({
         role: 'assistant',
         content: answer.content || null,
         tool_calls: answer.toolCalls.map((c) => ({
@@ -79,12 +116,19 @@ export async function runAgent(
           function: { name: c.name, arguments: c.arguments },
         })),
       });
-      messages.push(
-        ...(await Promise.all(answer.toolCalls.map((c) => runToolCall(scope, ctx, c, byName, name)))),
-      );
+      t.messages.push(...(await runTurn(scope, ctx, t, answer.toolCalls, askUser)));
     }
     const message = `${owner}: no final answer within maxTurns (${maxTurns}) model turns; the model kept calling tools`;
     scope.emit('AgentExecutionError', message, { agent: name, error: message }, true);
     throw new Error(message);
   });
+}
+
+/** A resumed agent: its conversation and turn from the frame, the paused turn's calls finished. */
+async function resumeFrom(scope: Scope, ctx: Context, t: Turn, frame: AgentFrame): Promise<void> {
+  t.messages = frame.messages;
+  t.turn = frame.turn;
+  t.repaired = frame.repaired;
+  t.messages.push(...(await resumeTurn(scope, ctx, t, frame)));
+  t.turn++;
 }

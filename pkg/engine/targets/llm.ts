@@ -42,7 +42,7 @@ export async function callModel(
   parent: Context,
   model: Model,
   messages: ChatCompletionMessageParam[],
-  opts: { tools?: ChatCompletionTool[]; agent?: string },
+  opts: { tools?: ChatCompletionTool[]; agent?: string; responseFormat?: Record<string, unknown> },
 ): Promise<ModelAnswer> {
   let client: ReturnType<typeof scope.deps.models.client>;
   try {
@@ -69,6 +69,7 @@ export async function callModel(
         answer = await complete(client, model.spec.model, {
           messages,
           tools: opts.tools,
+          responseFormat: opts.responseFormat,
           signal: scope.signal,
           timeoutMs: scope.deadline - Date.now(),
           onChunk: stream
