@@ -9,6 +9,8 @@ export interface UpstreamChunk {
   id?: string;
   error?: { message?: string; type?: string; code?: string; reason?: string };
   choices?: Array<{ delta?: { content?: string | null }; finish_reason?: string | null }>;
+  /** Berth's extension: the query waits for input, or resumed (docs/approvals.md). */
+  berth?: Record<string, unknown>;
 }
 
 /** A `data:` payload as a chunk; `[DONE]` or anything that is not JSON is an empty one. */

@@ -45,6 +45,14 @@ export function chunkWriter(s: Pick<SSEStreamingApi, 'write'>, model: string, id
       write(chunkOf(id, model, created, d, finish));
       return writing;
     },
+    /**
+     * A chunk with an empty delta carrying Berth's `berth` extension (docs/approvals.md): the query
+     * waits for a decision, or goes on. SDKs pass unknown fields through; plain clients see no text.
+     */
+    extension: (berth: Record<string, unknown>): Promise<void> => {
+      write({ ...chunkOf(id, model, created, {}), berth });
+      return writing;
+    },
     usage: (usage: TokenUsage | undefined) => {
       write({ ...chunkOf(id, model, created, {}), choices: [], usage: usageOf(usage) });
       return writing;

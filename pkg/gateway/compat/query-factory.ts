@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ANNOTATION_STREAMING, API_VERSION, GROUP, QUERY_FINALIZER, type Query } from '../../api/index.ts';
+import { compileSchema } from '../../engine/json-schema.ts';
 import { parseJson } from '../../http/index.ts';
 import { CompatError } from './errors.ts';
 import { isTargetPrefix, type TargetPrefix } from './models.ts';
@@ -74,6 +75,24 @@ export function queryName(): string {
   return `chat-query-${randomBytes(5).toString('hex')}`;
 }
 
+/**
+ * The request's response_format as the Query's spec.responseFormat (none for `text`); a schema the
+ * engine could not check (not a JSON Schema, a remote $ref, a nested-quantifier pattern) is a 400 now.
+ */
+function responseFormatOf(req: ChatRequest): Record<string, unknown> | undefined {
+  const rf = req.response_format;
+  if (!rf || rf.type === 'text') return undefined;
+  const schema = rf.json_schema?.schema;
+  if (rf.type === 'json_schema' && schema) {
+    try {
+      compileSchema(schema);
+    } catch (err) {
+      throw new ChatRequestError((err as Error).message, 'response_format.json_schema.schema');
+    }
+  }
+  return rf as Record<string, unknown>;
+}
+
 /** The Query a chat completion runs as: the whole message history, its target, session and conversation. */
 export function buildQuery(req: ChatRequest, namespace: string): Query {
   const target = parseTarget(req.model);
@@ -84,6 +103,7 @@ export function buildQuery(req: ChatRequest, namespace: string): Query {
   })) as Query['spec']['input'];
   const sessionId = md.sessionId ?? md.session_id;
   const conversationId = md.conversationId ?? md.conversation_id;
+  const responseFormat = responseFormatOf(req);
   return {
     apiVersion: API_VERSION,
     kind: 'Query',
@@ -103,6 +123,7 @@ export function buildQuery(req: ChatRequest, namespace: string): Query {
       cancel: false,
       ...(sessionId ? { sessionId } : {}),
       ...(conversationId ? { conversationId } : {}),
+      ...(responseFormat ? { responseFormat } : {}),
     },
   };
 }

@@ -14,6 +14,24 @@ export const chatMessage = z
   })
   .passthrough();
 
+/** OpenAI's response_format: passed to the target as the Query's spec.responseFormat. */
+export const responseFormat = z
+  .object({
+    type: z.enum(['text', 'json_object', 'json_schema']),
+    json_schema: z
+      .object({
+        name: z.string().min(1).max(64),
+        description: z.string().optional(),
+        schema: z.record(z.string(), z.unknown()).optional(),
+        strict: z.boolean().nullable().optional(),
+      })
+      .optional(),
+  })
+  .refine((f) => f.type !== 'json_schema' || !!f.json_schema, {
+    message: 'json_schema is required when type is json_schema',
+    path: ['json_schema'],
+  });
+
 export const chatRequest = z
   .object({
     model: z.string().min(1, 'model is required, e.g. "agent/<name>"'),
@@ -21,6 +39,7 @@ export const chatRequest = z
     stream: z.boolean().optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).nullable().optional(),
     metadata: z.record(z.string(), z.string()).optional(),
+    response_format: responseFormat.nullable().optional(),
   })
   .passthrough();
 export type ChatRequest = z.infer<typeof chatRequest>;

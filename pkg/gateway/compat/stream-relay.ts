@@ -53,6 +53,10 @@ async function relay(
   let turn: string | undefined;
   try {
     for await (const chunk of answer.chunks()) {
+      if (chunk.berth && typeof chunk.berth === 'object') {
+        await out.extension(chunk.berth);
+        continue;
+      }
       for (const choice of chunk.choices ?? []) {
         const text = choice.delta?.content;
         if (text) {
