@@ -1,6 +1,15 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
-import { agentKind, evaluatorKind, mcpServerKind, modelKind, queryKind, teamKind } from '../api/index.ts';
+import {
+  agentKind,
+  evaluatorKind,
+  mcpServerKind,
+  memoryKind,
+  modelKind,
+  queryKind,
+  teamKind,
+  toolKind,
+} from '../api/index.ts';
 import type { AuthVariables } from '../auth/index.ts';
 import {
   accessLog,
@@ -26,6 +35,7 @@ import { mountEvaluationRoutes } from './routes/evaluations.ts';
 import { mountGenericRoutes } from './routes/generic.ts';
 import { mountNamespaceRoutes } from './routes/namespaces.ts';
 import { documentBrokerProxy, documentGenericRoutes } from './routes/passthrough-docs.ts';
+import { mountPermissionRoutes } from './routes/permissions.ts';
 import { mountResourceRoutes } from './routes/resources.ts';
 import { mountSecretRoutes } from './routes/secrets.ts';
 
@@ -89,11 +99,12 @@ export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): 
   app.use('/v1/namespaces/:namespace/*', confine).use('/api/v1/namespaces/:namespace/*', confine);
   app.use('/v1/resources/*', confine);
 
-  for (const def of [agentKind, teamKind, queryKind, modelKind, evaluatorKind])
+  for (const def of [agentKind, teamKind, queryKind, modelKind, toolKind, memoryKind, evaluatorKind])
     mountResourceRoutes(app, deps, def);
   // Read-only: MCP servers are declared with kubectl; the dashboard lists them with their tools.
   mountResourceRoutes(app, deps, mcpServerKind, { readOnly: true });
   mountEvaluationRoutes(app, deps);
+  mountPermissionRoutes(app, deps);
   mountSecretRoutes(app, deps);
   mountNamespaceRoutes(app, deps);
   mountGenericRoutes(app, deps);

@@ -136,13 +136,19 @@ export function createInRoute<B extends z.ZodType>(o: {
   });
 }
 
-/** GET on a namespaced collection. */
-export function listRoute(o: { path: string; tags: string[]; description: string; schema: z.ZodType }) {
+/** GET on a namespaced collection (`query`: its query parameters, e.g. paging). */
+export function listRoute<Q extends z.ZodObject>(o: {
+  path: string;
+  tags: string[];
+  description: string;
+  schema: z.ZodType;
+  query: Q;
+}) {
   return createRoute({
     method: 'get',
     path: o.path,
     tags: o.tags,
-    request: { params: nsParams },
+    request: { params: nsParams, query: o.query },
     responses: {
       200: { description: o.description, content: { 'application/json': { schema: o.schema } } },
       400: errorResponses[400],

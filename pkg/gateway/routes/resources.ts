@@ -8,6 +8,7 @@ import type { GatewayDeps } from '../deps.ts';
 import { byName, type ListBody, ListBodyCache, listBody } from '../list-body-cache.ts';
 import { cached, settle } from '../reads.ts';
 import { itemRoutes } from './item-routes.ts';
+import { isPaged, pagedListResponse, pageOf, pageQuery } from './list-page.ts';
 import {
   createBody,
   createInRoute,
@@ -84,10 +85,22 @@ export function mountResourceRoutes<B>(
 
   route(
     app,
-    listRoute({ path: base, tags, description: `${def.kind} list, sorted by name`, schema: listResponse }),
+    listRoute({
+      path: base,
+      tags,
+      description: `${def.kind} list, sorted by name; a page of it with limit, continue, sort or q`,
+      schema: listResponse.or(pagedListResponse),
+      query: pageQuery,
+    }),
     async (c) => {
       const { namespace } = c.req.valid('param');
+      const query = c.req.valid('query');
       const { items: objects } = await deps.client.list(ref, { namespace });
+      if (isPaged(query)) {
+        const p = pageOf(objects, query);
+        const items = p.items.map(presentable);
+        return c.json({ items, count: items.length, total: p.total, continue: p.continue }, 200);
+      }
       const render = (objs: KubernetesObject[]) => renderList([...objs].sort(byName));
       // Only cache-backed lists keep their references between requests.
       const body = cached(deps, ref, namespace)

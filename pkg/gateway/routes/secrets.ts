@@ -72,6 +72,7 @@ export function mountSecretRoutes(app: AnyOpenAPIHono, deps: GatewayDeps) {
       tags,
       description: 'Secrets (metadata and key names only)',
       schema: z.object({ items: z.array(secretView), count: z.number() }),
+      query: z.object({}),
     }),
     async (c) => {
       const { namespace } = c.req.valid('param');
