@@ -181,6 +181,7 @@ export class McpClient {
     const started = Date.now();
     const left = () => Math.max(1, ep.timeoutMs - (Date.now() - started));
     let session: McpSession | undefined;
+    let opened = false;
     try {
       const { openSession } = await loadSessions();
       session = await openSession({
@@ -194,6 +195,7 @@ export class McpClient {
         timeoutMs: left(),
       });
       this.#eras.set(key, session.era, this.#o.eraTtlMs);
+      opened = true;
       return await fn(session, { signal: both, timeoutMs: left() });
     } catch (err) {
       // A remembered revision may be stale (the server was replaced): the next attempt probes.
@@ -208,7 +210,11 @@ export class McpClient {
             cause: err,
           },
         );
-      throw mcpFailure(ep.label, err);
+      const f = mcpFailure(ep.label, err);
+      // The handshake (probe, initialize) failed: no request of the exchange reached a tool yet.
+      if (!opened && f.transient && !f.unsent)
+        throw new McpFailure(f.reason, f.message, { transient: true, unsent: true, cause: f.cause });
+      throw f;
     } finally {
       if (session) void session.close();
     }
