@@ -14,9 +14,13 @@
  * - asked for JSON (`response_format: {type: json_object}`, as the built-in evaluator's judge asks),
  *   it answers a rating `{"score", "reasoning"}`: 1 when the text after `OUTPUT:` in the user's
  *   message is not empty, else 0 — offline judging that is deterministic, not a judgement;
+ * - asked for a JSON Schema (`response_format: {type: json_schema}`, an Agent's outputSchema), it
+ *   answers a value built from the schema (demo-json.ts), after any tool call it makes first;
  * - otherwise it answers `[demo model] You said: <text>` plus a hint to switch to a real provider.
  * Tokens are counted as whitespace-separated words.
  */
+
+import { sampleOf } from './demo-json.ts';
 
 interface ChatMessage {
   role: string;
@@ -34,7 +38,7 @@ interface ChatRequest {
   tools?: ChatTool[];
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
-  response_format?: { type?: string };
+  response_format?: { type?: string; json_schema?: { schema?: unknown } };
 }
 
 export const DEMO_MODEL_NAME = 'berth-demo';
@@ -96,6 +100,8 @@ function ratingFor(said: string): string {
 
 function answerFor(req: ChatRequest): string {
   const messages = req.messages ?? [];
+  if (req.response_format?.type === 'json_schema')
+    return JSON.stringify(sampleOf(req.response_format.json_schema?.schema));
   if (req.response_format?.type === 'json_object' && messages.at(-1)?.role !== 'tool')
     return ratingFor(text(messages.findLast((m) => m.role === 'user')?.content));
   const last = messages.at(-1);
