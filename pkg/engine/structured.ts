@@ -16,8 +16,10 @@ export interface OutputContract {
   responseFormat: Record<string, unknown>;
   /** The schema the answer must satisfy; absent for plain JSON mode (any JSON object). */
   schema?: Record<string, unknown>;
-  /** Names the contract in messages: `Agent x: spec.outputSchema`, `Query q: spec.responseFormat`. */
+  /** Names the contract in messages: `spec.outputSchema of Agent x`, `spec.responseFormat of Query q`. */
   source: string;
+  /** Whose the schema is: a schema that cannot be used is InvalidTarget (agent) or InvalidQuery. */
+  owner: 'agent' | 'query';
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -27,8 +29,8 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 export function queryContract(query: Query): OutputContract | undefined {
   const rf = query.spec.responseFormat;
   if (!isObject(rf) || rf.type === undefined || rf.type === 'text') return undefined;
-  const source = `Query ${query.metadata.name}: spec.responseFormat`;
-  if (rf.type === 'json_object') return { responseFormat: { type: 'json_object' }, source };
+  const source = `spec.responseFormat of Query ${query.metadata.name}`;
+  if (rf.type === 'json_object') return { responseFormat: { type: 'json_object' }, source, owner: 'query' };
   const js = rf.json_schema;
   if (rf.type !== 'json_schema' || !isObject(js))
     throw new QueryFailure(
@@ -36,7 +38,7 @@ export function queryContract(query: Query): OutputContract | undefined {
       `${source}: type must be text, json_object or json_schema with a json_schema object`,
     );
   const schema = isObject(js.schema) ? js.schema : undefined;
-  return { responseFormat: { type: 'json_schema', json_schema: js }, schema, source };
+  return { responseFormat: { type: 'json_schema', json_schema: js }, schema, source, owner: 'query' };
 }
 
 /** An Agent's contract: its outputSchema, else the Query's responseFormat when the agent is its target. */
@@ -49,7 +51,8 @@ export function agentContract(agent: Agent, query: Query, isTarget: boolean): Ou
         json_schema: { name: sanitizeName(agent.metadata.name), schema, strict: false },
       },
       schema,
-      source: `Agent ${agent.metadata.name}: spec.outputSchema`,
+      source: `spec.outputSchema of Agent ${agent.metadata.name}`,
+      owner: 'agent',
     };
   return isTarget ? queryContract(query) : undefined;
 }
@@ -85,7 +88,7 @@ export function checkAnswer(c: OutputContract, content: string): { ok: string } 
   try {
     issues = schemaIssues(c.schema, parsed.value);
   } catch (err) {
-    const reason = c.source.startsWith('Query') ? 'InvalidQuery' : 'InvalidTarget';
+    const reason = c.owner === 'query' ? 'InvalidQuery' : 'InvalidTarget';
     throw new QueryFailure(reason, `${c.source}: ${(err as Error).message}`);
   }
   return issues.length ? { violation: describeIssues(issues) } : { ok: parsed.text };
@@ -99,10 +102,10 @@ export function repairRequest(violation: string): ChatCompletionMessageParam {
   };
 }
 
-/** The failure after the repair round. */
+/** The failure after the repair round; `who` answered (`Agent x`, `Model m`). */
 export function invalidOutput(c: OutputContract, who: string, violation: string): QueryFailure {
   return new QueryFailure(
     'InvalidOutput',
-    `${who}: the answer does not satisfy ${c.source} after one repair round: ${violation}`,
+    `the answer of ${who} does not satisfy ${c.source} after one repair round: ${violation}`,
   );
 }
