@@ -14,8 +14,9 @@ export const MAX_PATTERN_INPUT = 8192;
 const CACHE_LIMIT = 128;
 
 /**
- * A quantified group that itself holds a quantifier (`(a+)+`, `(\w*)*`, `(a|aa){2,}`): the shape of
- * exponential backtracking. Conservative: refuses some harmless patterns rather than admit a bad one.
+ * A group repeated without bound that holds a quantifier or an alternation (`(a+)+`, `(\w*)*`,
+ * `(a|aa)+`): the shapes of exponential backtracking. Conservative: it also refuses harmless ones
+ * such as `(cat|dog)+` (write `(?:cat|dog){1,20}` or a character class) rather than admit a bad one.
  */
 export function nestedQuantifier(pattern: string): boolean {
   const stack: boolean[] = []; // per open group: does it contain a quantifier?
@@ -34,10 +35,13 @@ export function nestedQuantifier(pattern: string): boolean {
     else if (ch === ')') {
       const inner = stack.pop() ?? false;
       const next = pattern[i + 1];
-      const quantified = next === '*' || next === '+' || next === '{' || next === '?';
-      if (inner && quantified && next !== '?') return true;
+      const unbounded =
+        next === '*' || next === '+' || (next === '{' && /^\{\d*,\}/.test(pattern.slice(i + 1)));
+      if (inner && unbounded) return true;
+      const quantified = unbounded || next === '{' || next === '?';
       if (stack.length && (inner || quantified)) stack[stack.length - 1] = true;
-    } else if ((ch === '*' || ch === '+' || ch === '{') && stack.length) stack[stack.length - 1] = true;
+    } else if ((ch === '*' || ch === '+' || ch === '{' || ch === '|') && stack.length)
+      stack[stack.length - 1] = true;
   }
   return false;
 }
@@ -51,6 +55,10 @@ class GuardedRegExp {
   }
   test(s: string): boolean {
     return s.length <= MAX_PATTERN_INPUT && this.#re.test(s);
+  }
+  /** Ajv keys compiled patterns by this: two patterns must never share one. */
+  toString(): string {
+    return this.#re.toString();
   }
 }
 
