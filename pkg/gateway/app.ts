@@ -26,6 +26,7 @@ import {
   requestId,
   validationHook,
 } from '../http/index.ts';
+import { mountApprovalRoutes } from './approvals/routes.ts';
 import { confineToNamespace } from './confine/index.ts';
 import type { GatewayDeps } from './deps.ts';
 import { gatewayErrorHandler } from './kube-error-mapper.ts';
@@ -105,6 +106,7 @@ export function createGatewayApp(deps: GatewayDeps, opts: GatewayOptions = {}): 
   mountResourceRoutes(app, deps, mcpServerKind, { readOnly: true });
   mountEvaluationRoutes(app, deps);
   mountPermissionRoutes(app, deps);
+  mountApprovalRoutes(app, deps);
   mountSecretRoutes(app, deps);
   mountNamespaceRoutes(app, deps);
   mountGenericRoutes(app, deps);
