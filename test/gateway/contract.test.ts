@@ -26,6 +26,8 @@ const expected: Array<[string, string]> = [
     ],
   ),
   ['patch', '/v1/namespaces/{namespace}/evaluations/{name}/cancel'],
+  // Decisions on a waiting Query (docs/approvals.md).
+  ['post', '/v1/namespaces/{namespace}/queries/{name}/approvals'],
   // Read-only: MCP servers are written with kubectl.
   ['get', '/v1/namespaces/{namespace}/mcpservers'],
   ['get', '/v1/namespaces/{namespace}/mcpservers/{name}'],
