@@ -5,7 +5,7 @@
  * default 512 KiB. A larger conversation cannot wait: the query ends in error saying so.
  */
 import type { PendingApproval } from '../../api/index.ts';
-import { redactValues } from '../../log/index.ts';
+import { REDACTED } from '../../log/index.ts';
 import { QueryFailure } from '../failure.ts';
 import { formatBytes } from '../upstream.ts';
 import type { Checkpoint } from './types.ts';
@@ -17,11 +17,18 @@ export function maxCheckpointBytes(env: NodeJS.ProcessEnv = process.env): number
   return Number.isFinite(n) && n > 0 ? Math.min(n, 1024 * 1024) : DEFAULT_MAX_CHECKPOINT_BYTES;
 }
 
-/** `value` with Secret values scrubbed from its strings, as plain JSON (what status can hold). */
+/**
+ * `value` with Secret values replaced in its strings, as plain JSON (what status can hold). Only the
+ * values: the conversation is resumed from this, so nothing else of it may change (no capping).
+ */
 function scrubbed<T>(value: T, secrets: Set<string>): T {
-  const text = JSON.stringify(value, (_k, v: unknown) =>
-    typeof v === 'string' && secrets.size ? redactValues(v, secrets) : v,
-  );
+  const values = [...secrets].filter((v) => v.length >= 3).sort((a, b) => b.length - a.length);
+  const text = JSON.stringify(value, (_k, v: unknown) => {
+    if (typeof v !== 'string' || values.length === 0) return v;
+    let out = v;
+    for (const secret of values) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
+  });
   return JSON.parse(text) as T;
 }
 
