@@ -29,6 +29,7 @@ browser:
 	@bash hack/ensure-chromium.sh
 
 up: install kube
+	node hack/build-dashboard.ts
 	node --max-semi-space-size=16 cmd/berth.ts up
 
 # The platform as pods on a local node (root; containerd, kubelet, kube-proxy, CoreDNS on this host):

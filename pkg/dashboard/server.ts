@@ -5,6 +5,7 @@ import { urlHost } from '../http/index.ts';
 import type { Logger } from '../log/index.ts';
 import { createDashboardApp, type DashboardAppOptions } from './app.ts';
 import type { DashboardEnv } from './context.ts';
+import { ensureBundle } from './ui/bundle.ts';
 
 export interface DashboardServerOptions extends DashboardAppOptions {
   port: number;
@@ -21,6 +22,7 @@ export interface RunningDashboard {
 
 /** Builds the dashboard (settings already validated) and serves it; logs `dashboard listening`. */
 export async function startDashboardServer(opts: DashboardServerOptions): Promise<RunningDashboard> {
+  await ensureBundle(opts.logger);
   const app = createDashboardApp(opts);
   const server = serve({ fetch: app.fetch, port: opts.port, hostname: opts.host ?? '0.0.0.0' });
   await new Promise<void>((resolve, reject) => {

@@ -72,7 +72,14 @@ describe('without a session', () => {
   });
 
   it('serves the public routes: auth, /signout, static assets, favicon, health', async () => {
-    for (const path of ['/signout', '/static/style.css', '/static/js/lib.js', '/favicon.ico', '/health']) {
+    for (const path of [
+      '/signout',
+      '/static/app/main.css',
+      '/static/app/main.js',
+      '/static/app/schemas.json',
+      '/favicon.ico',
+      '/health',
+    ]) {
       expect((await get(`${dash.url}${path}`)).status, path).toBe(200);
     }
     expect(await (await get(`${dash.url}/api/auth/session`)).json()).toEqual({});

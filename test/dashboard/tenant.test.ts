@@ -144,7 +144,7 @@ describe(`a tenant at /<namespace>/`, () => {
     // The query's session and spans reached the other screens live, over SSE through the proxy.
     await sessions.waitForSelector('#sessions tbody tr');
     await screenshot(sessions, 'sessions');
-    await traces.waitForSelector('#spans tbody tr');
+    await traces.waitForSelector('#traces tbody tr');
     await screenshot(traces, 'traces');
     await sessions.close();
     await traces.close();

@@ -7,6 +7,7 @@ const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
+  '.json': 'application/json',
 };
 
 interface Asset {
@@ -19,7 +20,8 @@ interface Asset {
 export const STATIC_DIR = join(import.meta.dirname, 'static');
 
 /**
- * The UI's static files, read once at start (a few kilobytes): no bundler, no CDN. Served with an
+ * The UI's static files — the favicon and the bundle (bundle.ts) — read once at start: no CDN.
+ * Served with an
  * ETag and `no-cache`, so a new release is picked up at once and an unchanged file costs a 304.
  */
 export class Assets {

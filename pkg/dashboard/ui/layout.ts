@@ -2,39 +2,30 @@ import { html } from 'hono/html';
 import type { AuthMode } from '../../auth/mode.ts';
 import type { Paths } from '../context.ts';
 import type { SessionUser } from '../session/store.ts';
+import { SECTION_GROUPS } from './screens.ts';
 
 export type Html = ReturnType<typeof html>;
-
-/** The screens the landing page links, in navigation order: path, title, one-line purpose. */
-export const SCREENS = [
-  { path: '/marketplace', title: 'Marketplace', about: 'catalogue sources and their items' },
-  { path: '/sessions', title: 'Sessions', about: 'conversations as they happen, live' },
-  { path: '/traces', title: 'Traces', about: 'spans of every query, live' },
-  { path: '/queries', title: 'Queries', about: 'queries and their status' },
-  { path: '/agents', title: 'Agents', about: 'agents of this namespace' },
-  { path: '/models', title: 'Models', about: 'models of this namespace' },
-  { path: '/mcp-servers', title: 'MCP servers', about: 'MCP servers, their status and tools' },
-  { path: '/api-keys', title: 'API keys', about: 'create, list and revoke keys' },
-  { path: '/chat', title: 'Chat', about: 'talk to an agent, team, model or tool' },
-] as const;
 
 export interface PageOptions {
   title: string;
   paths: Paths;
   mode: AuthMode;
   user?: SessionUser;
-  /** The screen's script under `static/js/`, if it has one. */
-  script?: string;
-  /** Marks the active navigation entry. */
+  /** The section of the page, marked in the navigation. */
   current?: string;
   /** The CSRF token the sign-out form posts (sso/hybrid). */
   csrfToken?: string;
-  body: Html;
+  /** This page's own path (the skip link's target keeps the base path like every URL here). */
+  self: string;
 }
 
+const STYLES = (p: Paths) => html`<link rel="stylesheet" href="${p.to('/static/app/main.css')}">`;
+
 /**
- * The one HTML shell: no inline script (the CSP forbids it), assets from this server only, every
- * URL carrying the base path. Scripts learn the base path and the mode from `data-*` attributes.
+ * The one HTML shell of every section: no inline script or style (the CSP forbids both), the
+ * bundle from this server only, every URL carrying the base path. The navigation and the user's
+ * sign-out form are rendered here (the form needs the CSRF token); the app renders `main`. Scripts
+ * learn the base path and mode from `data-*` attributes.
  */
 export function page(o: PageOptions): Html {
   const p = o.paths;
@@ -44,18 +35,20 @@ export function page(o: PageOptions): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>${o.title} · Berth</title>
 <link rel="icon" href="${p.to('/favicon.ico')}">
-<link rel="stylesheet" href="${p.to('/static/style.css')}">
-${o.script ? html`<script type="module" src="${p.to(`/static/js/${o.script}`)}"></script>` : ''}
+${STYLES(p)}
+<script type="module" src="${p.to('/static/app/main.js')}"></script>
 </head>
-<body data-base="${p.base}" data-mode="${o.mode}">
+<body data-base="${p.base}" data-mode="${o.mode}" data-ready="false">
+<a class="skip" href="${o.self}#main">Skip to content</a>
 <header>
+<button id="menu" type="button" aria-controls="nav" aria-expanded="false" aria-label="Menu">☰</button>
 <a class="brand" href="${p.home}">Berth</a>
-<nav>${SCREENS.map(
-    (s) =>
-      html`<a href="${p.to(s.path)}"${o.current === s.path ? html` aria-current="page"` : ''}>${s.title}</a>`,
-  )}</nav>
+<span id="namespace-badge" class="badge" title="namespace"></span>
+<span class="spacer"></span>
+<button id="theme" type="button" aria-label="Switch between light and dark">◐</button>
 ${
   signedIn
     ? html`<span class="user"><span id="user-name">${o.user?.name ?? o.user?.email ?? o.user?.sub}</span>
@@ -66,10 +59,19 @@ ${
     : ''
 }
 </header>
-<main id="main">
+<div class="layout">
+<nav id="nav" aria-label="Sections">${SECTION_GROUPS.map(
+    (g) =>
+      html`<p class="group">${g.title}</p><ul>${g.sections.map(
+        (s) =>
+          html`<li><a href="${p.to(s.path)}"${o.current === s.path ? html` aria-current="page"` : ''}>${s.title}</a></li>`,
+      )}</ul>`,
+  )}</nav>
+<main id="main" tabindex="-1">
 <h1>${o.title}</h1>
-${o.body}
+<p class="muted">Loading…</p>
 </main>
+</div>
 </body>
 </html>`;
 }
@@ -81,9 +83,10 @@ export function plainPage(title: string, paths: Paths, body: Html): Html {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>${title} · Berth</title>
 <link rel="icon" href="${paths.to('/favicon.ico')}">
-<link rel="stylesheet" href="${paths.to('/static/style.css')}">
+${STYLES(paths)}
 </head>
 <body data-base="${paths.base}">
 <main id="main" class="narrow">

@@ -5,7 +5,7 @@ import { httpError } from '../../http/index.ts';
 import type { DashboardEnv, Paths } from '../context.ts';
 import type { Assets } from './assets.ts';
 import { page, plainPage } from './layout.ts';
-import { ALL_SCREENS } from './screens.ts';
+import { sectionOf } from './screens.ts';
 
 /**
  * Strict by default: scripts, styles and requests only to this origin, no framing. Pages have no
@@ -36,9 +36,15 @@ export function mountPublicUi(app: Hono<DashboardEnv>, paths: Paths, assets: Ass
   });
 }
 
+/** A section name, and the rest of a detail path (an object name, a trace id, `new`). */
+const SECTION = ':section{[a-z][a-z-]{0,30}}';
+const REST = ':rest{[^/]{1,253}}';
+
 /**
- * The screens, behind the guard. `csrfToken` issues this browser's token (sso/hybrid), which the
- * sign-out form in the header posts.
+ * The UI shell for the home page, every section (`/queries`) and its detail and create views
+ * (`/queries/hello`, `/agents/new`), behind the guard: the browser-side app routes within it.
+ * Anything else under the base path is not a page (404). `csrfToken` issues this browser's token
+ * (sso/hybrid), which the sign-out form in the header posts.
  */
 export function mountScreens(
   app: Hono<DashboardEnv>,
@@ -46,22 +52,24 @@ export function mountScreens(
   mode: AuthMode,
   csrfToken?: (c: Context<DashboardEnv>) => string,
 ): void {
-  for (const screen of ALL_SCREENS) {
-    app.get(screen.path === '/' ? paths.home : paths.to(screen.path), (c) => {
-      c.header('content-security-policy', CSP);
-      c.header('cache-control', 'no-store');
-      return c.html(
-        page({
-          title: screen.title,
-          paths,
-          mode,
-          user: c.get('dashboardUser'),
-          script: screen.script,
-          current: screen.path,
-          csrfToken: c.get('dashboardUser') ? csrfToken?.(c) : undefined,
-          body: screen.body(paths),
-        }),
-      );
-    });
-  }
+  const shell = (c: Context<DashboardEnv>) => {
+    const section = sectionOf(c.req.path.slice(paths.base.length));
+    if (c.req.path !== paths.home && !section) throw httpError('not_found', `no page ${c.req.path}`);
+    c.header('content-security-policy', CSP);
+    c.header('cache-control', 'no-store');
+    return c.html(
+      page({
+        title: section?.title ?? 'Berth',
+        paths,
+        mode,
+        user: c.get('dashboardUser'),
+        current: section?.path,
+        self: c.req.path,
+        csrfToken: c.get('dashboardUser') ? csrfToken?.(c) : undefined,
+      }),
+    );
+  };
+  app.get(paths.home, shell);
+  app.get(paths.to(`/${SECTION}`), shell);
+  app.get(paths.to(`/${SECTION}/${REST}`), shell);
 }

@@ -1,0 +1,54 @@
+// An object as YAML, and its YAML edited: the `yaml` package is loaded only when a YAML view opens.
+import { useEffect, useState } from 'preact/hooks';
+import { html } from '../lib/html.js';
+import { ErrorBox } from './ui.js';
+
+const load = () => import('yaml');
+
+/** What a user edits: no status, no server-managed metadata. */
+export function editable(obj) {
+  const {
+    uid: _u,
+    creationTimestamp: _c,
+    generation: _g,
+    managedFields: _m,
+    finalizers: _f,
+    ...meta
+  } = obj.metadata ?? {};
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: meta, spec: obj.spec };
+}
+
+export function YamlView({ obj, canEdit, onSave }) {
+  const [text, setText] = useState('');
+  const [editing, setEditing] = useState(false);
+  const [error, setError] = useState();
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    void load().then((Y) => setText(Y.stringify(editing ? editable(obj) : obj)));
+  }, [obj, editing]);
+  const save = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      const Y = await load();
+      const parsed = Y.parse(text);
+      if (!parsed || typeof parsed !== 'object' || typeof parsed.spec !== 'object')
+        throw new Error('the YAML must be an object with a spec');
+      await onSave(parsed);
+      setEditing(false);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<div class="yaml">
+    ${
+      editing
+        ? html`<textarea id="yaml-text" name="yaml" rows="24" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
+          <p><button type="button" id="yaml-save" disabled=${busy} onClick=${save}>Save</button> <button type="button" onClick=${() => setEditing(false)}>Cancel</button></p>`
+        : html`<pre id="yaml-text">${text}</pre>${canEdit ? html`<p><button type="button" id="yaml-edit" onClick=${() => setEditing(true)}>Edit YAML</button></p>` : ''}`
+    }
+    <${ErrorBox} error=${error} what="Save" />
+  </div>`;
+}
