@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FlushScheduler } from './flush.ts';
 
 const tick = () => new Promise((r) => setImmediate(r));
@@ -49,30 +49,25 @@ describe('adaptive flush scheduling', () => {
     expect(s.coalescing).toBe(false);
   });
 
-  it('loaded: once a window wrote more than the budget, flushes wait for the window', async () => {
-    const s = new FlushScheduler({ intervalMs: 40, loadedWrites: 20 });
+  it('loaded: once a window wrote more than the budget, flushes wait for the window (or the budget)', async () => {
+    const s = new FlushScheduler({ intervalMs: 100, loadedWrites: 20 });
     const sinks = Array.from({ length: 30 }, () => new Counter());
     for (const c of sinks) s.mark(c);
     await tick();
     await tick();
     expect(sinks.every((c) => c.flushes.length === 1)).toBe(true);
     // The next window judges the previous one: 30 writes > 20 → coalescing.
-    await new Promise((r) => setTimeout(r, 45));
+    await new Promise((r) => setTimeout(r, 110));
     expect(s.coalescing).toBe(true);
-    // The first flush of a window still goes out at once (nothing was written for a window)...
+    // Flushes are now spaced 30 sinks × 100 ms / 20 = 150 ms from the last one.
     for (const c of sinks) s.mark(c);
     await tick();
     await tick();
+    expect(sinks[0]?.flushes).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 120));
     expect(sinks.every((c) => c.flushes.length === 2)).toBe(true);
-    // ...the next frames of the same window wait for its end.
-    const marked = performance.now();
-    for (const c of sinks) s.mark(c);
-    await tick();
-    await tick();
-    expect(sinks[0]?.flushes).toHaveLength(2);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(sinks.every((c) => c.flushes.length === 3)).toBe(true);
-    expect((sinks[0]?.flushes[2] as number) - marked).toBeGreaterThan(5);
+    const [first, second] = sinks[0]?.flushes as [number, number];
+    expect(second - first).toBeGreaterThanOrEqual(145);
   });
 
   it('goes back to immediate flushes when the load is gone', async () => {
@@ -83,5 +78,31 @@ describe('adaptive flush scheduling', () => {
     expect(s.coalescing).toBe(true);
     await new Promise((r) => setTimeout(r, 60)); // quiet windows
     expect(s.coalescing).toBe(false);
+  });
+
+  it('loaded: spaces flushes by how many sinks the last one wrote (at most 250 ms), so writes stay within the budget', async () => {
+    // Fake clock: the spacing is asserted exactly, whatever else the machine is doing.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'performance'] });
+    try {
+      const s = new FlushScheduler({ intervalMs: 50, loadedWrites: 10 });
+      const sinks = Array.from({ length: 100 }, () => new Counter());
+      for (const c of sinks) s.mark(c);
+      await Promise.resolve();
+      vi.advanceTimersByTime(0);
+      expect(sinks.every((c) => c.flushes.length === 1)).toBe(true);
+      vi.advanceTimersByTime(60);
+      expect(s.coalescing).toBe(true);
+      // 100 sinks × 50 ms / 10 = 500 ms, capped at 250 ms after the last flush (not the 50 ms window).
+      for (const c of sinks) s.mark(c);
+      await Promise.resolve();
+      vi.advanceTimersByTime(189);
+      expect(sinks[0]?.flushes).toHaveLength(1);
+      vi.advanceTimersByTime(2);
+      expect(sinks.every((c) => c.flushes.length === 2)).toBe(true);
+      const [first, second] = sinks[0]?.flushes as [number, number];
+      expect(Math.round(second - first)).toBe(250);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -27,9 +27,16 @@ export interface FlushOptions {
  *   most 1000/intervalMs writes per second and the 1,000-watcher fan-out keeps its throughput.
  * The mode is decided per window from the writes counted in the previous one, so it follows load
  * within `intervalMs` both ways (leaving it at half the threshold).
+ * Under load the spacing between flushes also grows with the number of sinks the last one wrote
+ * (`lastRun × intervalMs / loadedWrites`, at most MAX_SPACING_MS): 5,000 watchers each written
+ * every 20 ms would be 250,000 socket writes a second, more than a core can issue, and the backlog
+ * (and every frame's latency) would grow without end; spaced to the write budget, each write
+ * carries more frames and delivery keeps up.
  */
 // Dirty sinks flushed in the microtask; more wait for the end of the turn.
 const SOON = 16;
+// The longest a loaded scheduler waits between flushes, however many sinks it writes.
+const MAX_SPACING_MS = 250;
 
 export class FlushScheduler {
   readonly #intervalMs: number;
@@ -40,6 +47,7 @@ export class FlushScheduler {
   #windowStart = 0;
   #windowWrites = 0;
   #loaded = false;
+  #lastRunSize = 0;
 
   constructor(opts: FlushOptions | number) {
     const o = typeof opts === 'number' ? { intervalMs: opts } : opts;
@@ -59,9 +67,15 @@ export class FlushScheduler {
     this.#scheduled = true;
     const now = performance.now();
     this.#roll(now);
-    const wait = this.#loaded ? this.#lastRun + this.#intervalMs - now : 0;
+    const wait = this.#loaded ? this.#lastRun + this.#spacing() - now : 0;
     if (wait > 0) setTimeout(this.#run, wait).unref();
     else queueMicrotask(this.#soon);
+  }
+
+  /** Time between flushes under load: the window, or longer when the last flush wrote many sinks. */
+  #spacing(): number {
+    const bySinks = (this.#lastRunSize * this.#intervalMs) / this.#loadedWrites;
+    return Math.min(MAX_SPACING_MS, Math.max(this.#intervalMs, bySinks));
   }
 
   #soon = (): void => {
@@ -87,6 +101,7 @@ export class FlushScheduler {
     this.#lastRun = performance.now();
     const dirty = [...this.#dirty];
     this.#dirty.clear();
+    this.#lastRunSize = dirty.length;
     this.#windowWrites += dirty.length;
     for (const s of dirty) s.flush();
   };

@@ -16,9 +16,13 @@ export interface BrokerProc {
 
 export async function startBrokerAt(root: string, env: NodeJS.ProcessEnv = {}): Promise<BrokerProc> {
   const flags = (process.env.BERTH_NODE_FLAGS ?? '--max-semi-space-size=16').split(' ').filter(Boolean);
+  const argv = [...flags, join(root, 'dist', 'cmd', 'berth.js'), 'broker', '--port', '0'];
+  // BENCH_BROKER_CPUS (e.g. `1`): the broker on those CPUs only (taskset), to tell its own cost from
+  // contention with the load generator.
+  const cpus = process.env.BENCH_BROKER_CPUS;
   const proc = spawnProcess(
-    process.execPath,
-    [...flags, join(root, 'dist', 'cmd', 'berth.js'), 'broker', '--port', '0'],
+    cpus ? 'taskset' : process.execPath,
+    cpus ? ['-c', cpus, process.execPath, ...argv] : argv,
     {
       cwd: root,
       env: { ...process.env, ...env, LOG_LEVEL: 'info' },
