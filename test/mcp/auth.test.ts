@@ -5,7 +5,7 @@
  * namespace's key is unknown here, and another namespace's `/mcp` neither lists nor invokes this
  * one's targets.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type Platform, startPlatform } from '../compat/platform.ts';
 import { type OidcFixture, startOidcProvider } from '../fixtures/oidc/provider.ts';
 import { startService, type TestService } from '../gateway/support.ts';
@@ -31,6 +31,9 @@ async function newKey(base: string, name: string): Promise<string> {
   const k = await res.json();
   return `${k.public_key}:${k.secret_key}`;
 }
+
+// Generous bounds: the machine these run on is shared with other suites (waits are for conditions).
+vi.setConfig({ testTimeout: 120_000 });
 
 beforeAll(async () => {
   [p, idp] = await Promise.all([startPlatform('mcp-auth'), startOidcProvider()]);

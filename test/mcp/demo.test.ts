@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { API_VERSION, DEMO_MODEL, Kinds, type MCPServer, type Query } from '../../pkg/api/index.ts';
 import { type RunningDemoMcp, startDemoMcpServer } from '../../pkg/demo-mcp/server.ts';
@@ -28,6 +28,9 @@ function sample(file: string, kind: string, name: string): KubernetesObject {
   if (!obj) throw new Error(`no ${kind} ${name} in manifests/samples/${file}`);
   return { ...obj, metadata: { ...obj.metadata, namespace: p.ns } };
 }
+
+// Generous bounds: the machine these run on is shared with other suites (waits are for conditions).
+vi.setConfig({ testTimeout: 120_000 });
 
 beforeAll(async () => {
   [p, demo] = await Promise.all([
@@ -59,7 +62,7 @@ describe('the demo MCP server through an agent', () => {
       p.ns,
       'demo-tools',
       (o) => (o as MCPServer | undefined)?.status?.phase === 'ready',
-      { timeoutMs: 30_000 },
+      { timeoutMs: 60_000 },
     )) as MCPServer;
     expect(s.status?.protocolVersion).toBe('2026-07-28');
     expect(s.status?.toolCount).toBe(3);
@@ -73,7 +76,7 @@ describe('the demo MCP server through an agent', () => {
       p.ns,
       'count-words',
       (o) => ['done', 'error', 'canceled'].includes((o as Query | undefined)?.status?.phase ?? ''),
-      { timeoutMs: 30_000 },
+      { timeoutMs: 60_000 },
     )) as Query;
     expect(q.status?.phase, q.status?.message).toBe('done');
     expect(q.status?.response?.content).toBe('[demo model] The tool answered: 9 words');

@@ -6,7 +6,7 @@
  * the SDKs carry a code of the registry; the SDKs' own are JSON-RPC errors.
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunningGateway } from '../../pkg/gateway/server.ts';
 import { type Platform, startPlatform } from '../compat/platform.ts';
 import { connect, LEGACY, MODERN } from './clients.ts';
@@ -15,6 +15,9 @@ let p: Platform;
 let api: RunningGateway;
 let small: RunningGateway;
 let url: string;
+
+// Generous bounds: the machine these run on is shared with other suites (waits are for conditions).
+vi.setConfig({ testTimeout: 120_000 });
 
 beforeAll(async () => {
   p = await startPlatform('mcp-hostile');

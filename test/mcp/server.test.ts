@@ -5,8 +5,10 @@
  * lists; invoke_target runs a Query and answers its text, streams progress, honours cancellation.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Kinds, type Query } from '../../pkg/api/index.ts';
+import { berthScheme, Kinds, type Query } from '../../pkg/api/index.ts';
+import { createClient } from '../../pkg/kube/client/index.ts';
 import { type Platform, startPlatform } from '../compat/platform.ts';
+import { kubeConfig } from '../support/kube.ts';
 import { connect, LEGACY, MODERN, type Revision, textOf } from './clients.ts';
 
 let p: Platform;
@@ -22,6 +24,14 @@ afterAll(async () => {
 });
 
 const queries = () => (p.cache.list(Kinds.Query, p.ns) ?? []) as Query[];
+const cancelQuery = (name: string) =>
+  createClient({ kc: kubeConfig('admin'), scheme: berthScheme() }).patch(
+    Kinds.Query,
+    { namespace: p.ns, name },
+    { type: 'merge', patch: { spec: { cancel: true } } },
+  );
+// Generous bounds: the machine these run on is shared with other suites (waits are for conditions).
+vi.setConfig({ testTimeout: 120_000 });
 const REVISIONS: Array<[Revision, string]> = [
   ['modern', MODERN],
   ['auto', MODERN],
@@ -137,13 +147,49 @@ describe.each(REVISIONS)('an MCP client speaking %s', (revision, version) => {
         if (q?.status?.phase !== 'running') throw new Error('the Query is not running yet');
         return q.metadata.name;
       },
-      { timeout: 20_000, interval: 50 },
+      { timeout: 60_000, interval: 50 },
     );
     stop.abort('the user pressed stop');
     await expect(call).rejects.toBeDefined();
     await p.cache.waitFor(Kinds.Query, p.ns, started, (q) => q?.status?.phase === 'canceled', {
-      timeoutMs: 20_000,
+      timeoutMs: 60_000,
     });
     await client.close();
   });
+});
+
+describe('a shutdown of the API service', () => {
+  it.each(['modern', 'legacy-v1'] as Revision[])(
+    'ends a %s call in flight but leaves its Query running',
+    async (revision) => {
+      const api = await p.startApi({});
+      const client = await connect(api.url, revision);
+      const before = new Set(queries().map((q) => q.metadata.name));
+      const call = client.callTool({
+        name: 'invoke_target',
+        arguments: { target: 'agent/slow', input: `outlive the API (${revision})` },
+      });
+      const name = await vi.waitFor(
+        () => {
+          const q = queries().find((x) => !before.has(x.metadata.name) && x.spec.target.name === 'slow');
+          if (q?.status?.phase !== 'running') throw new Error('the Query is not running yet');
+          return q.metadata.name;
+        },
+        { timeout: 60_000, interval: 50 },
+      );
+      await api.close(0);
+      // The call answers before its transport closes: a tool error naming the Query.
+      const res = await call;
+      expect(res.isError).toBe(true);
+      expect(textOf(res)).toBe(
+        `the API service is shutting down; query ${name} goes on (kubectl get query ${name})`,
+      );
+      await client.close().catch(() => {});
+      const q = queries().find((x) => x.metadata.name === name);
+      expect(q?.spec.cancel).toBe(false);
+      expect(q?.status?.phase).toBe('running');
+      // The test's own cleanup: the Query would run on for the fake model's 20 s.
+      await cancelQuery(name);
+    },
+  );
 });

@@ -45,7 +45,9 @@ export function mountMcp(app: AnyOpenAPIHono, deps: GatewayDeps, opts: McpOption
     });
     return loading;
   };
-  deps.shutdown?.addEventListener('abort', () => void serving?.close(), { once: true });
+  // At the end of the grace period the calls still waiting answer first (a tool error naming their
+  // Query, which goes on: targets.ts), then their sessions and transports close.
+  deps.shutdown?.addEventListener('abort', () => setImmediate(() => void serving?.close()), { once: true });
 
   app.all('/mcp', async (c) => {
     refuseCrossOrigin(c);

@@ -113,11 +113,17 @@ export async function invokeTarget(
 }
 
 /**
- * Why the wait ended without the Query's end. A call the client cancelled (or left) cancels its
- * Query too — nobody will read the answer — and rethrows, so the SDK answers nothing; a shutdown
- * or a wait that ran out leaves the Query running and says where to find it.
+ * Why the wait ended without the Query's end. A shutdown (whose grace period is over: sessions and
+ * requests are closed with it, aborting their signals too) leaves the Query running and says where
+ * to find it. A call the client cancelled or left — or whose session was closed — cancels its
+ * Query too (nobody will read the answer) and rethrows, so the SDK answers nothing. A wait that
+ * ran out leaves the Query running.
  */
 async function waitFailed(deps: GatewayDeps, name: string, opts: InvokeOptions, err: Error): Promise<never> {
+  if (deps.shutdown?.aborted)
+    throw new ToolFailure(
+      `the API service is shutting down; query ${name} goes on (kubectl get query ${name})`,
+    );
   if (opts.signal.aborted) {
     const cancel = { type: 'merge' as const, patch: { spec: { cancel: true } } };
     await deps.client
@@ -126,10 +132,6 @@ async function waitFailed(deps: GatewayDeps, name: string, opts: InvokeOptions, 
     deps.logger.info({ query: name }, 'MCP call cancelled: query canceled');
     throw opts.signal.reason ?? err;
   }
-  if (deps.shutdown?.aborted)
-    throw new ToolFailure(
-      `the API service is shutting down; query ${name} goes on (kubectl get query ${name})`,
-    );
   throw new ToolFailure(`query ${name} did not finish within ${opts.waitTimeoutMs} ms: ${err.message}`);
 }
 
