@@ -92,11 +92,12 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
       'exporting query spans',
     );
   }
+  const mcp = new McpClient(http);
   const deps = {
     lookup: opts.lookup,
     http,
     models: new ModelClients(http, opts.lookup, opts.maxRetries ?? 2),
-    mcp: new McpClient(http),
+    mcp,
     brokers,
     sinks,
     logger,
@@ -120,6 +121,7 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
     flush: () => sinks.flush(),
     async close() {
       await sinks.close();
+      await mcp.close(); // kept 2025-11-25 sessions end with a DELETE
       await http.close();
     },
   };

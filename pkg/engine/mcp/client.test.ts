@@ -59,6 +59,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await mcp?.close();
   await Promise.all([modern?.close(), legacy?.close(), hostile?.close()]);
   await http?.close();
 });
@@ -173,12 +174,29 @@ describe('which revision', () => {
     expect((modern.requests.POST ?? 0) - before).toBe(1);
   });
 
-  it('falls back to initialize for a 2025-only server and ends its session after each exchange', async () => {
+  it('falls back to initialize for a 2025-only server, keeps the session for the next call, DELETEs it at close', async () => {
+    const own = new McpClient(http);
     const opened = legacy.sessions.opened;
-    const out = await mcp.callTool(ep(legacy.url), 'add', { a: 2, b: 3 }, { signal: never() });
-    expect(out.text).toBe('5');
-    await until(() => legacy.sessions.deleted === legacy.sessions.opened);
+    expect((await own.callTool(ep(legacy.url), 'add', { a: 2, b: 3 }, { signal: never() })).text).toBe('5');
+    const posts = legacy.requests.POST ?? 0;
+    expect((await own.callTool(ep(legacy.url), 'add', { a: 4, b: 5 }, { signal: never() })).text).toBe('9');
+    expect((legacy.requests.POST ?? 0) - posts).toBe(1); // the call alone, on the kept session
     expect(legacy.sessions.opened).toBe(opened + 1);
+    expect(legacy.requests.GET ?? 0).toBe(0); // no standalone stream is opened
+    const deleted = legacy.sessions.deleted;
+    await own.close();
+    expect(legacy.sessions.deleted).toBe(deleted + 1);
+  });
+
+  it('a kept session the server forgot (404) is replaced without the call failing', async () => {
+    const own = new McpClient(http);
+    await own.callTool(ep(legacy.url), 'echo', { text: 'one' }, { signal: never() });
+    legacy.forgetSessions();
+    const opened = legacy.sessions.opened;
+    const out = await own.callTool(ep(legacy.url), 'echo', { text: 'two' }, { signal: never() });
+    expect(out.text).toBe('echo(2025-11-25): two');
+    expect(legacy.sessions.opened).toBe(opened + 1);
+    await own.close();
   });
 });
 

@@ -3,12 +3,13 @@
  * per attempt (`spec.timeout`), retries of transient failures (`spec.maxRetries`), at most
  * `maxPages` pages and `maxTools` tools, answers under the engine's byte cap (`mcp` kind) and
  * through its outbound guard (SSRF rule, same-origin redirects). Each exchange opens its own session
- * (session.ts); the revision a server answered is remembered (`eraTtlMs`) so later calls skip the
- * probe. docs/mcp.md says all of this for users.
+ * (session.ts), except that a tool call's 2025-11-25 session is kept for the next call (pool.ts);
+ * the revision a server answered is remembered (`eraTtlMs`) so later calls skip the probe. docs/mcp.md says all of this for users.
  */
 import { createHash } from 'node:crypto';
 import type { HttpClient } from '../http.ts';
 import { McpFailure, mcpFailure } from './errors.ts';
+import { SessionPool } from './pool.ts';
 import { resultText } from './result.ts';
 import type { Era, McpSession, WireTool } from './session.ts';
 
@@ -97,6 +98,7 @@ export class McpClient {
   readonly #o: Required<McpClientOptions>;
   readonly #eras = new Expiring<Era>();
   readonly #tools = new Expiring<Discovery>();
+  readonly #pool = new SessionPool();
 
   constructor(http: Pick<HttpClient, 'fetchFor'>, opts: McpClientOptions = {}) {
     this.#http = http;
@@ -119,7 +121,7 @@ export class McpClient {
       () => true,
       async (s) => {
         this.#eras.delete(key);
-        return this.#session(ep, s, async (session, opts) => {
+        return this.#session(ep, s, {}, async (session, opts) => {
           const tools = await this.#listAll(ep, session, opts);
           return {
             protocolVersion: session.protocolVersion,
@@ -132,6 +134,11 @@ export class McpClient {
     );
     this.#tools.set(key, found, this.#o.toolsTtlMs);
     return found;
+  }
+
+  /** Ends the kept 2025-11-25 sessions (DELETE each). */
+  close(): Promise<void> {
+    return this.#pool.close();
   }
 
   /** The tools, from a discovery of the last `toolsTtlMs` when there is one. */
@@ -153,7 +160,7 @@ export class McpClient {
     const what = `tools/call ${name}`;
     const retryable = (f: McpFailure) => f.unsent || !!o.idempotent;
     return this.#attempts(ep, what, o.signal, retryable, (s) =>
-      this.#session(ep, s, async (session, opts) => {
+      this.#session(ep, s, { reuse: true }, async (session, opts) => {
         const res = await session.callTool(name, args, o.meta ?? {}, opts);
         if (!res || typeof res !== 'object')
           throw new McpFailure('InvalidAnswer', `${ep.label}: ${what}: the result is not an object`);
@@ -173,6 +180,8 @@ export class McpClient {
   async #session<T>(
     ep: McpEndpoint,
     signal: AbortSignal,
+    /** `reuse`: an idle 2025-11-25 session may serve it, and it is kept afterwards (pool.ts). */
+    o: { reuse?: boolean },
     fn: (s: McpSession, opts: { signal: AbortSignal; timeoutMs: number }) => Promise<T>,
   ): Promise<T> {
     const key = keyOf(ep);
@@ -182,24 +191,43 @@ export class McpClient {
     const left = () => Math.max(1, ep.timeoutMs - (Date.now() - started));
     let session: McpSession | undefined;
     let opened = false;
+    const pooled = o.reuse ? this.#pool.take(key) : undefined;
     try {
       const { openSession } = await loadSessions();
-      session = await openSession({
-        label: ep.label,
-        url: new URL(ep.url),
-        headers: ep.headers,
-        // Answers under the `mcp` byte cap; redirects within the origin only (the headers never leave it).
-        fetch: this.#http.fetchFor({ kind: 'mcp', configured: Object.keys(ep.headers) }),
-        era: this.#eras.get(key),
-        signal: both,
-        timeoutMs: left(),
-      });
+      session =
+        pooled ??
+        (await openSession({
+          label: ep.label,
+          url: new URL(ep.url),
+          headers: ep.headers,
+          // Answers under the `mcp` byte cap; redirects within the origin only (the headers never leave it).
+          fetch: this.#http.fetchFor({ kind: 'mcp', configured: Object.keys(ep.headers) }),
+          era: this.#eras.get(key),
+          signal: both,
+          timeoutMs: left(),
+        }));
       this.#eras.set(key, session.era, this.#o.eraTtlMs);
       opened = true;
-      return await fn(session, { signal: both, timeoutMs: left() });
+      const out = await fn(session, { signal: both, timeoutMs: left() });
+      if (o.reuse) {
+        this.#pool.give(key, session);
+        session = undefined;
+      }
+      return out;
     } catch (err) {
+      // A kept session the server no longer knows (404: it restarted): nothing ran; a new one will.
+      const failed = session?.failure.aborted ? session.failure.reason : err;
+      if (pooled && session === pooled && httpStatusOf(failed) === 404) {
+        this.#pool.drop(key);
+        throw new McpFailure('Disconnected', `${ep.label}: the server forgot the session`, {
+          transient: true,
+          unsent: true,
+          cause: err,
+        });
+      }
       // A remembered revision may be stale (the server was replaced): the next attempt probes.
       this.#eras.delete(key);
+      this.#pool.drop(key);
       if (signal.aborted) throw signal.reason ?? err;
       if (session?.failure.aborted) throw session.failure.reason;
       if (deadline.aborted || isTimeout(err))
@@ -287,6 +315,27 @@ export class McpClient {
 function withWhat(message: string, label: string, what: string): string {
   if (message.includes(what) || !message.startsWith(`${label}: `)) return message;
   return `${label}: ${what}: ${message.slice(label.length + 2)}`;
+}
+
+/**
+ * The HTTP status an SDK error carries (v2 `data.status`, 1.x `code`), if any, also when the error
+ * reached us as the cause of the session's failure (the transport reports it there first).
+ */
+function httpStatusOf(err: unknown): number | undefined {
+  for (
+    let e = err as
+        | { data?: { status?: unknown }; code?: unknown; message?: string; cause?: unknown }
+        | undefined,
+      depth = 0;
+    e && depth < 5;
+    depth++
+  ) {
+    if (typeof e.data?.status === 'number') return e.data.status;
+    if (typeof e.code === 'number' && e.code >= 100 && /^Streamable HTTP error/.test(e.message ?? ''))
+      return e.code;
+    e = e.cause as typeof e;
+  }
+  return undefined;
 }
 
 function isTimeout(err: unknown): boolean {

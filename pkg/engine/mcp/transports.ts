@@ -85,6 +85,9 @@ export class LegacyTransport extends LegacyHttp {
         reconnectionDelayGrowFactor: 1,
       },
     });
+    // No standalone GET stream after `initialized`: Berth listens to nothing outside its requests
+    // (a server request there would be refused anyway), and a kept session holds no connection open.
+    (this as unknown as { _startOrAuthSse: () => Promise<void> })._startOrAuthSse = async () => {};
   }
 
   override send(...args: Parameters<LegacyHttp['send']>): Promise<void> {
