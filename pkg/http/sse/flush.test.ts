@@ -66,7 +66,7 @@ describe('adaptive flush scheduling', () => {
     expect(sinks[0]?.flushes).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 120));
     expect(sinks.every((c) => c.flushes.length === 2)).toBe(true);
-    const [first, second] = sinks[0]?.flushes as [number, number];
+    const [first, second] = (sinks[0] as Counter).flushes as [number, number];
     expect(second - first).toBeGreaterThanOrEqual(145);
   });
 
@@ -99,7 +99,7 @@ describe('adaptive flush scheduling', () => {
       expect(sinks[0]?.flushes).toHaveLength(1);
       vi.advanceTimersByTime(2);
       expect(sinks.every((c) => c.flushes.length === 2)).toBe(true);
-      const [first, second] = sinks[0]?.flushes as [number, number];
+      const [first, second] = (sinks[0] as Counter).flushes as [number, number];
       expect(Math.round(second - first)).toBe(250);
     } finally {
       vi.useRealTimers();
