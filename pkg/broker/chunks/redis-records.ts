@@ -1,4 +1,4 @@
-import { type ChunkText, isErrorChunk, type StoredChunk, storedFromJson } from './types.ts';
+import { type ChunkText, type StoredChunk, storedFromJson } from './types.ts';
 
 /** A stream entry as ioredis returns it: id and flat `[field, value, …]`. */
 export type RawEntry = [id: string, fields: string[]];
