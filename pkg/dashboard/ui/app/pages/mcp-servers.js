@@ -29,9 +29,12 @@ function args(schema) {
   return properties.map((p) => (required.has(p) ? `${p}*` : p)).join(', ');
 }
 
-/** Why a server is not ready: the status message, else the Available condition's. */
-const message = (s) =>
-  s.status?.message ?? s.status?.conditions?.find((c) => c.type === 'Available')?.message ?? '';
+/** Why a server is not ready: the status message, else the Available condition's (none when ready). */
+function message(s) {
+  if (s.status?.message) return s.status.message;
+  if (s.status?.phase === 'ready') return '';
+  return s.status?.conditions?.find((c) => c.type === 'Available')?.message ?? '';
+}
 
 export function McpServers() {
   const list = useAsync(async () => {
