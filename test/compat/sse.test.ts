@@ -14,7 +14,8 @@ let noBroker: string;
 beforeAll(async () => {
   p = await startPlatform('compat-sse');
   noBroker = (await p.startApi({ broker: false })).url;
-  p.fake.script('stream-model', { reply: 'one two three four five six', chunkDelayMs: 80 });
+  // 6 words 500 ms apart: the cancel (a kubectl patch, seconds on a loaded machine) lands mid-stream.
+  p.fake.script('stream-model', { reply: 'one two three four five six', chunkDelayMs: 500 });
   p.fake.script('usage-model', { reply: 'a b', usage: { prompt: 9, completion: 2 } });
 });
 
