@@ -21,6 +21,8 @@ const ALL: Record<string, string[]> = {
   hostile: ['api/hostile-paths.ts'],
   log: ['log/redact.ts'],
   chat: ['chat/run.ts'],
+  // An MCP tool call through the engine vs the SDK client directly, both protocol revisions.
+  mcp: ['mcp/run.ts'],
 };
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !(w in ALL));
@@ -40,6 +42,7 @@ const RESULTS: Record<string, string> = {
   'api/hostile-paths.ts': 'api/hostile-results.json',
   'log/redact.ts': 'log/results.json',
   'engine/hostile-model.ts': 'engine/hostile-model-results.json',
+  'mcp/run.ts': 'mcp/results.json',
 };
 
 function figures(file: string): Record<string, unknown> {
