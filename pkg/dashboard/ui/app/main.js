@@ -36,8 +36,12 @@ const ROUTES = [
   ['/sessions/:id', ({ id }) => html`<${SessionDetail} id=${id} />`],
   ['/traces', () => html`<${TraceList} />`],
   ['/traces/:id', ({ id }) => html`<${TraceDetail} id=${id} />`],
-  ['/chat', () => html`<${Chat} />`],
-  ['/chat/:conversation', ({ conversation }) => html`<${Chat} conversation=${conversation} />`],
+  // Keyed: a new chat, or another conversation, starts from a clean page.
+  ['/chat', () => html`<${Chat} key="new" />`],
+  [
+    '/chat/:conversation',
+    ({ conversation }) => html`<${Chat} key=${conversation} conversation=${conversation} />`,
+  ],
   ['/approvals', () => html`<${Approvals} />`],
   ['/evaluations', () => html`<${EvaluationList} />`],
   ['/evaluations/new', () => html`<${EvaluationCreate} />`],
@@ -62,8 +66,7 @@ function App() {
       first.current = false;
       return;
     }
-    // A new page: not ready until it has its data; focus moves to it for keyboard and screen readers.
-    document.body.dataset.ready = 'false';
+    // A new page (navigate() marked it unready): focus moves to it for keyboard and screen readers.
     document.getElementById('main')?.focus({ preventScroll: true });
     document.getElementById('nav')?.classList.remove('open');
   }, [path]);

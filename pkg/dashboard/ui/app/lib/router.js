@@ -7,8 +7,14 @@ import { html } from './html.js';
 const listeners = new Set();
 const current = () => ({ path: location.pathname.slice(base.length) || '/', search: location.search });
 
+/** A new page is not ready until it has its data (tests and screenshots wait on data-ready). */
+const unready = () => {
+  document.body.dataset.ready = 'false';
+};
+
 export function navigate(to, { replace = false } = {}) {
   const url = `${base}${to}`;
+  unready();
   if (replace) history.replaceState(null, '', url);
   else history.pushState(null, '', url);
   for (const l of listeners) l(current());
@@ -16,6 +22,7 @@ export function navigate(to, { replace = false } = {}) {
 }
 
 window.addEventListener('popstate', () => {
+  unready();
   for (const l of listeners) l(current());
 });
 

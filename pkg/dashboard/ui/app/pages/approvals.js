@@ -20,7 +20,7 @@ function Decide({ query, pending, onDecided }) {
   const [busy, setBusy] = useState(false);
   const [missing, setMissing] = useState(endpointMissing);
   if (missing) return html`<p class="muted">This API service takes no decisions (no approvals endpoint).</p>`;
-  const question = pending.question !== undefined;
+  const question = pending.type === 'question' || pending.question !== undefined;
   const send = async (decision) => {
     setBusy(true);
     setError(undefined);
@@ -67,9 +67,9 @@ export function PendingApprovals({ query, onDecided }) {
   const pending = query.status?.pendingApprovals ?? [];
   return html`<ul class="approvals">${pending.map(
     (p) => html`<li class="approval" data-id=${p.id} data-query=${query.metadata.name}>
-      <p><strong>${p.question !== undefined ? 'Question' : html`Tool <code>${p.tool}</code>`}</strong>
+      <p><strong>${p.type === 'question' ? 'Question' : html`Tool <code>${p.tool}</code>`}</strong>${p.agent ? html` <span class="muted">asked by ${p.agent}</span>` : ''}
         ${p.deadline ? html` <span class="muted">· decide by ${when(p.deadline)}</span>` : ''}</p>
-      ${p.question !== undefined ? html`<p class="question">${p.question}</p>` : html`<pre class="args">${JSON.stringify(p.arguments ?? {}, null, 2)}</pre>`}
+      ${p.type === 'question' ? html`<p class="question">${p.question ?? ''}</p>` : html`<pre class="args">${JSON.stringify(p.arguments ?? {}, null, 2)}</pre>`}
       ${perms?.approve ? html`<${Decide} query=${query} pending=${p} onDecided=${onDecided} />` : html`<p class="muted">You may not decide here.</p>`}
     </li>`,
   )}</ul>`;

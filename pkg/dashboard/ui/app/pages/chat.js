@@ -14,9 +14,16 @@ import { Link, navigate, searchParams } from '../lib/router.js';
 import { PendingApprovals } from './approvals.js';
 
 const SESSION_PREFIX = 'chat-';
-const targets = () => JSON.parse(localStorage.getItem('berth.chat.targets') ?? '{}');
-const rememberTarget = (conversation, target) =>
-  localStorage.setItem('berth.chat.targets', JSON.stringify({ ...targets(), [conversation]: target }));
+/** What this browser remembers of a conversation: its target and session (the Memory keeps the rest). */
+const remembered = () => {
+  try {
+    return JSON.parse(localStorage.getItem('berth.chat') ?? '{}');
+  } catch {
+    return {};
+  }
+};
+const remember = (conversation, value) =>
+  localStorage.setItem('berth.chat', JSON.stringify({ ...remembered(), [conversation]: value }));
 
 /** Earlier chats: sessions this page started (`chat-…`), newest first. */
 function Conversations({ current }) {
@@ -24,9 +31,14 @@ function Conversations({ current }) {
     () => api(`/v1/broker/sessions?search=${SESSION_PREFIX}&sort=date&order=desc&limit=30`),
     [current],
   );
-  const items = (list.data?.items ?? []).filter(
-    (s) => s.sessionId.startsWith(SESSION_PREFIX) && s.conversations?.length,
-  );
+  // One entry per conversation (another browser may have continued it in a session of its own).
+  const seen = new Set();
+  const items = (list.data?.items ?? []).filter((s) => {
+    const id = s.conversations?.[0];
+    if (!s.sessionId.startsWith(SESSION_PREFIX) || !id || seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
   return html`<aside class="conversations"><h2>Conversations</h2>
     <p><${Link} class="button" id="new-chat" to="/chat">New chat<//></p>
     ${items.length ? '' : html`<p class="muted">None yet: your conversations are kept and listed here.</p>`}
@@ -36,14 +48,24 @@ function Conversations({ current }) {
     })}</ul></aside>`;
 }
 
-/** The running turn's tool calls and pending approvals, live from its events. */
-function TurnActivity({ query }) {
+/**
+ * A turn's tool calls and pending approvals: live from its events while it streams, read once
+ * after (a browser holds six connections per origin: finished turns must not keep one open).
+ */
+function TurnActivity({ query, live }) {
   const [events, setEvents] = useState([]);
+  useEffect(() => {
+    if (live) return;
+    void api(`/v1/broker/events/${encodeURIComponent(query)}?limit=1000`).then(
+      (p) => setEvents(p?.items ?? []),
+      () => {},
+    );
+  }, [live, query]);
   const [waiting, setWaiting] = useState();
   const onEvent = useCallback(
     (e) => {
       if (!e?.reason) return;
-      setEvents((l) => [...l, e]);
+      setEvents((l) => (l.some((x) => x.sequence === e.sequence) ? l : [...l, e]));
       if (/Approval|InputRequired|Question/i.test(e.reason))
         void nsPath(`queries/${encodeURIComponent(query)}`)
           .then((p) => api(p))
@@ -51,7 +73,10 @@ function TurnActivity({ query }) {
     },
     [query],
   );
-  useLive(`/v1/broker/events/${encodeURIComponent(query)}?watch=true&from-beginning=true`, onEvent);
+  useLive(
+    live ? `/v1/broker/events/${encodeURIComponent(query)}?watch=true&from-beginning=true` : undefined,
+    onEvent,
+  );
   const calls = toolCalls(events);
   return html`${calls.length ? html`<li class="tool"><${ToolCalls} calls=${calls} /></li>` : ''}
     ${waiting?.status?.pendingApprovals?.length ? html`<li class="approval-inline"><${PendingApprovals} query=${waiting} onDecided=${() => setWaiting(undefined)} /></li>` : ''}`;
@@ -60,12 +85,15 @@ function TurnActivity({ query }) {
 export function Chat({ conversation }) {
   const models = useAsync(() => api('/compat/v1/models'), []);
   const [target, setTarget] = useState(
-    () => searchParams().target ?? (conversation ? targets()[conversation] : undefined) ?? '',
+    () => searchParams().target ?? (conversation ? remembered()[conversation]?.target : undefined) ?? '',
   );
   const [messages, setMessages] = useState([]);
   const [turn, setTurn] = useState(); // {query, controller} while an answer streams
   const [status, setStatus] = useState({ text: '', kind: '' });
-  const sessionId = useRef(`${SESSION_PREFIX}${crypto.randomUUID().slice(0, 12)}`);
+  const sessionId = useRef(
+    (conversation && remembered()[conversation]?.session) ||
+      `${SESSION_PREFIX}${crypto.randomUUID().slice(0, 12)}`,
+  );
   const history = useAsync(async () => {
     if (!conversation) return [];
     const page = await api(
@@ -128,7 +156,7 @@ export function Chat({ conversation }) {
       if (!conversation && query) {
         const found = await conversationOf(query);
         if (found) {
-          rememberTarget(found.id, target);
+          remember(found.id, { target, session: sessionId.current });
           navigate(`/chat/${encodeURIComponent(found.id)}`, { replace: true });
         }
       }
@@ -165,7 +193,7 @@ export function Chat({ conversation }) {
           ) => html`<li class=${`${m.role}${m.failed ? ' failed' : ''}${m.stopped ? ' stopped' : ''}`} data-role=${m.role}>${
             m.role === 'assistant' && !m.streaming ? html`<${Markdown} text=${m.content} />` : m.content
           }</li>
-          ${m.role === 'assistant' && m.query && m.live ? html`<${TurnActivity} query=${m.query} />` : ''}`,
+          ${m.role === 'assistant' && m.query && m.live ? html`<${TurnActivity} query=${m.query} live=${!!m.streaming} />` : ''}`,
         )}
       </ol>
       <form id="chat-form" onSubmit=${send}>

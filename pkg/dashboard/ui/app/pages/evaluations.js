@@ -233,10 +233,13 @@ export function EvaluationCreate() {
       name: form.name,
       type: form.type,
       evaluator: { name: evaluator, ...(Object.keys(params).length ? { parameters: params } : {}) },
+      // Empty fields are left out: the server names what is missing.
       config:
         form.type === 'query'
-          ? { queryRef: { name: form.query } }
-          : { input: form.input, output: form.output },
+          ? form.query
+            ? { queryRef: { name: form.query } }
+            : {}
+          : { input: form.input || undefined, output: form.output || undefined },
       ...(form.timeout ? { timeout: form.timeout } : {}),
     };
     try {

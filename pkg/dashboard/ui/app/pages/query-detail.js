@@ -140,6 +140,14 @@ export function QueryDetail({ name }) {
       </div>
     </section>
     ${st.pendingApprovals?.length ? html`<h2>Waiting for a decision</h2><${PendingApprovals} query=${q} onDecided=${() => query.reload(true)} />` : ''}
+    ${
+      st.approvals?.length
+        ? html`<h2>Decisions</h2><ul id="decisions">${st.approvals.map(
+            (a) =>
+              html`<li data-id=${a.id}><strong>${a.decision}</strong> by ${a.by} · ${when(a.at)}${a.reason ? ` · ${a.reason}` : ''}${a.answer ? ` · answer: ${a.answer}` : ''}</li>`,
+          )}</ul>`
+        : ''
+    }
     <h2>Tool calls</h2>
     <${ToolCalls} calls=${calls} />
     <h2>Trace</h2>

@@ -1,6 +1,6 @@
 // Sessions as the broker rolls them up, live; a session opens as the transcript of its
 // conversations (live while it is active) with its queries.
-import { useCallback, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { DataTable } from '../components/table.js';
 import { Transcript } from '../components/transcript.js';
 import { Empty, ErrorBox, KeyValue, ObjLink, PageHead, Phase, Status } from '../components/ui.js';
@@ -51,26 +51,41 @@ export function SessionList() {
     }`;
 }
 
-/** The messages of one conversation, live from the broker (replayed first). */
-function Conversation({ id }) {
+/**
+ * The messages of one conversation from the broker: live (replayed first) for the newest one, read
+ * once for older ones — a browser holds six connections per origin, and a page must leave room.
+ */
+function Conversation({ id, live }) {
   const [records, setRecords] = useState([]);
   const onItem = useCallback((r) => {
     if (r?.message) setRecords((list) => (list.some((x) => x.sequence === r.sequence) ? list : [...list, r]));
   }, []);
+  const once = useAsync(
+    async () =>
+      live
+        ? undefined
+        : api(`/v1/broker/messages?conversation_id=${encodeURIComponent(id)}&cursor=0&limit=1000`),
+    [id, live],
+  );
   useLive(
-    `/v1/broker/messages?watch=true&from-beginning=true&conversation_id=${encodeURIComponent(id)}`,
+    live
+      ? `/v1/broker/messages?watch=true&from-beginning=true&conversation_id=${encodeURIComponent(id)}`
+      : undefined,
     onItem,
   );
-  return html`<${Transcript} records=${records} id=${`transcript-${id}`} />`;
+  return html`<${Transcript} records=${live ? records : (once.data?.items ?? [])} id=${`transcript-${id}`} />`;
 }
 
 export function SessionDetail({ id }) {
-  const [live, setLive] = useState();
   const session = useAsync(() => api(`/v1/broker/sessions/${encodeURIComponent(id)}`), [id]);
-  const onItem = useCallback((s) => s?.sessionId === id && setLive(s), [id]);
-  useLive(`/v1/broker/sessions?watch=true&session_id=${encodeURIComponent(id)}`, onItem);
+  // Refreshed while active (its counts and queries); the transcript streams by itself.
+  useEffect(() => {
+    if (session.data?.status !== 'active') return undefined;
+    const timer = setInterval(() => void session.reload(true), 3000);
+    return () => clearInterval(timer);
+  }, [session.data?.status]);
   useReady(!session.loading);
-  const s = live ?? session.data;
+  const s = session.data;
   if (session.error)
     return html`<${PageHead} title=${id} /><${ErrorBox} error=${session.error} what="Session" />`;
   if (!s) return html`<${PageHead} title=${id} /><p class="muted">Loading…</p>`;
@@ -85,7 +100,13 @@ export function SessionDetail({ id }) {
       ],
     ]} />
     <h2>Conversation</h2>
-    ${s.conversations?.length ? s.conversations.slice(0, 5).map((c) => html`<${Conversation} id=${c} />`) : html`<p class="muted">No conversation kept for this session.</p>`}
+    ${
+      s.conversations?.length
+        ? s.conversations
+            .slice(-20)
+            .map((c, i, all) => html`<${Conversation} key=${c} id=${c} live=${i === all.length - 1} />`)
+        : html`<p class="muted">No conversation kept for this session.</p>`
+    }
     <h2>Queries</h2>
     <${DataTable} id="session-queries" columns=${[
       {
