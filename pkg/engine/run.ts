@@ -4,19 +4,19 @@
  * outcome, and cancellation is told apart from the Query's own timeout.
  */
 import { ROOT_CONTEXT, SpanStatusCode, trace } from '@opentelemetry/api';
-import { ANNOTATION_STREAMING, type Query, type QueryEndReason } from '../api/index.ts';
-import { redactValues } from '../log/index.ts';
+import { ANNOTATION_STREAMING, type Query } from '../api/index.ts';
 import { gateToolTarget, pausedOutcome, resumedChunk } from './approval/pause.ts';
 import { beginResume, checkpointOf } from './approval/resume.ts';
 import { type Checkpoint, QueryPaused } from './approval/types.ts';
 import type { BrokerRoute } from './brokers.ts';
-import { ChunkStream, type StreamError } from './chunks.ts';
+import { ChunkStream } from './chunks.ts';
 import type { QueryOutcome, RunContext } from './contract.ts';
 import { durationField } from './duration.ts';
-import { failedWith, QueryFailure, reasonOf } from './failure.ts';
+import { failedWith, QueryFailure } from './failure.ts';
 import { inputPreview, parseInput } from './input.ts';
 import { memoryStep, resolveMemory } from './memory.ts';
 import type { StoredMessage } from './memory-client.ts';
+import { fail } from './run-fail.ts';
 import {
   cut,
   type EngineDeps,
@@ -31,7 +31,6 @@ import { runModelTarget } from './targets/model.ts';
 import { runTeam } from './targets/team.ts';
 import { requireTool, runToolTarget } from './targets/tool.ts';
 import { SEMCONV_SESSION_ATTRIBUTE, SESSION_ATTRIBUTE, startRootSpan } from './tracing.ts';
-import { boundedText } from './upstream.ts';
 
 const DEFAULT_TIMEOUT = '5m';
 const DEFAULT_TTL = '720h';
@@ -304,56 +303,4 @@ function checkedSpec(query: Query) {
   } catch (err) {
     throw failedWith('InvalidQuery', err);
   }
-}
-
-async function fail(
-  scope: Scope,
-  err: unknown,
-  o: {
-    ctx: RunContext;
-    timedOut: boolean;
-    timeoutText: string;
-    conversationId: string | undefined;
-    root: ReturnType<typeof startRootSpan>;
-    started: number;
-  },
-): Promise<QueryOutcome> {
-  const durationMs = Math.round(performance.now() - o.started);
-  if (o.ctx.signal.aborted) {
-    const message = 'query canceled';
-    // The reason rides along in the stream's error chunk, so a reader need not wait for the status.
-    scope.stream?.error(withReason({ message, type: 'canceled', code: 'canceled' }, 'Canceled'));
-    await scope.stream?.complete();
-    scope.emit('QueryExecutionCanceled', `Query ${scope.name} canceled`, { durationMs }, true);
-    scope.log.info({ durationMs }, 'query canceled');
-    o.root.setStatus({ code: SpanStatusCode.ERROR, message });
-    return { phase: 'canceled', reason: 'Canceled', message, conversationId: o.conversationId };
-  }
-  // Whatever an upstream answered, the status message, events and logs stay small, and hold none of
-  // the credentials the query sent (an upstream may quote the key it was given).
-  const message = o.timedOut
-    ? `query timed out after ${o.timeoutText} (spec.timeout)`
-    : boundedText(redactValues(errorMessage(err), scope.secrets));
-  const reason = o.timedOut ? 'Timeout' : reasonOf(err);
-  scope.stream?.error(
-    withReason(
-      {
-        message,
-        type: o.timedOut ? 'timeout_error' : 'server_error',
-        code: o.timedOut ? 'timeout' : 'query_error',
-      },
-      reason,
-    ),
-  );
-  await scope.stream?.complete();
-  scope.emit('QueryExecutionError', message, { error: message, durationMs }, true);
-  scope.log.warn({ durationMs, error: message, reason }, 'query failed');
-  o.root.setStatus({ code: SpanStatusCode.ERROR, message });
-  const usage = scope.usage.totalTokens > 0 ? { tokenUsage: { ...scope.usage } } : {};
-  return { phase: 'error', reason, message, conversationId: o.conversationId, ...usage };
-}
-
-/** An error chunk with the end reason beside OpenAI's type and code (readers that know it map it). */
-function withReason(error: StreamError, reason: QueryEndReason): StreamError & { reason: QueryEndReason } {
-  return { ...error, reason };
 }

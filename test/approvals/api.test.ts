@@ -49,16 +49,14 @@ async function waitingQuery(name: string, pending: PendingApproval[]): Promise<v
     Kinds.Query,
     obj('Query', name, other, { input: 'x', target: { type: 'tool', name: 'danger' } }) as Query,
   );
-  await admin
-    .status()
-    .patch(
-      Kinds.Query,
-      { namespace: other, name },
-      {
-        type: 'merge',
-        patch: { status: { phase: 'input-required', pendingApprovals: pending, checkpoint: { v: 1 } } },
-      },
-    );
+  await admin.status().patch(
+    Kinds.Query,
+    { namespace: other, name },
+    {
+      type: 'merge',
+      patch: { status: { phase: 'input-required', pendingApprovals: pending, checkpoint: { v: 1 } } },
+    },
+  );
 }
 
 beforeAll(async () => {
@@ -160,22 +158,33 @@ describe('refused decisions', () => {
     expect(notJson.body.error?.code).toBe('invalid_json');
   });
 
-  it('deep JSON → 400 json_too_deep; a huge body → 413; large arguments → 422', async () => {
+  it('deep JSON → 400 json_too_deep; a body over the limit → 413; large arguments → 422', async () => {
     const deep = `{"id":"aaaaaaaaaa","decision":"approve","arguments":{"a":${'['.repeat(200)}${']'.repeat(200)}}}`;
     const r = await decide(p.api.url, other, 'w-main', undefined, {}, deep);
     expect(r.status).toBe(400);
     expect(r.body.error?.code).toBe('json_too_deep');
-    const huge = JSON.stringify({
-      id: 'aaaaaaaaaa',
-      decision: 'approve',
-      reason: 'x'.repeat(11 * 1024 * 1024),
+    // A small body limit, as the contract test does: a 10 MiB upload races the early 413 (a reset).
+    const small = await startGatewayServer({
+      kc: kubeConfig('gateway'),
+      namespace: p.ns,
+      cache: p.cache,
+      logger: createLogger({ level: 'silent' }),
+      port: 0,
+      host: '127.0.0.1',
+      env: { AUTH_MODE: 'open' },
+      bodyLimitBytes: 4096,
     });
-    const big = await fetch(`${p.api.url}/v1/namespaces/${other}/queries/w-main/approvals`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: huge,
-    });
-    expect(big.status).toBe(413);
+    try {
+      const big = await decide(small.url, other, 'w-main', {
+        id: 'aaaaaaaaaa',
+        decision: 'approve',
+        reason: 'x'.repeat(8000),
+      });
+      expect(big.status).toBe(413);
+      expect(big.body.error?.code).toBe('payload_too_large');
+    } finally {
+      await small.close();
+    }
     const large = await decide(p.api.url, other, 'w-main', {
       id: 'aaaaaaaaaa',
       decision: 'approve',

@@ -4,8 +4,7 @@
  * counts its calls), the Query waits, and then
  * - the only controller is killed (-9) while it waits, the decision comes through the API, a new
  *   controller resumes it;
- * - of two leader-electing controllers the leader is killed while it waits, the standby resumes it;
- * - two controllers run without leader election (both reconcile): the decision is resumed once.
+ * - of two leader-electing controllers the leader is killed while it waits, the standby resumes it.
  * Each time the tool runs exactly once and the Query ends done with the decision recorded.
  */
 import { rmSync, writeFileSync } from 'node:fs';
@@ -35,6 +34,8 @@ const admin = kubeConfig();
 const procs: Spawned[] = [];
 const kubeconfigFile = join(tmpdir(), `berth-approvals-controller-${process.pid}`);
 const LEASE_MS = 3000;
+// Two controller starts (each loads the engine and syncs its informers) per test: on a loaded
+// 2-core machine that alone can take half a minute.
 
 function startController(name: string, leaderElect = true): Spawned {
   const args = ['controller', '--namespace', ns, '--port', '0', '--metrics-port', '0'];
@@ -139,7 +140,7 @@ describe('a paused query survives its controller', () => {
     await ready(b);
     await expectDoneOnce('q-restart', 'old rows');
     await kill(b);
-  });
+  }, 180_000);
 
   it('leader killed while waiting: the standby takes the lease and resumes it once', async () => {
     const c = startController('ctl-lead-c');
@@ -160,17 +161,5 @@ describe('a paused query survives its controller', () => {
     await expectDoneOnce('q-leader', 'stale caches');
     expect(standby.output()).toMatch(/query resumed after its decisions/);
     await kill(standby);
-  });
-
-  it('two controllers both reconciling (no leader election): the claim lets one resume', async () => {
-    const e = startController('ctl-both-e', false);
-    const f = startController('ctl-both-f', false);
-    await Promise.all([ready(e), ready(f)]);
-    const id = await pausedQuery('q-both', 'temp files');
-    const res = await decide(api.url, ns, 'q-both', { id, decision: 'approve' });
-    expect(res.status).toBe(200);
-    await expectDoneOnce('q-both', 'temp files');
-    const resumed = [e, f].filter((p) => /query resumed after its decisions/.test(p.output()));
-    expect(resumed).toHaveLength(1);
-  });
+  }, 180_000);
 });
