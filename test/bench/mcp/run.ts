@@ -207,7 +207,7 @@ await once(servers, 'exit');
 const out = {
   at: new Date().toISOString(),
   unit: 'ms per tool call (p50/p99); added = engine - direct',
-  machine: { cpus: cpus().length, loadavg: loadavg().map(round), node: process.version },
+  machine: { cpus: cpus().length, loadavg: loadavg().map(round).join(' '), node: process.version },
   // Taken under `nice -n 19` on a shared 2-core machine when niceness > 0: absolute figures are high.
   niceness: getPriority(),
   calls: { c1: CALLS, c20: CALLS * 4, warmup: WARMUP },
