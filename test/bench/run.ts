@@ -23,6 +23,8 @@ const ALL: Record<string, string[]> = {
   chat: ['chat/run.ts'],
   // An MCP tool call through the engine vs the SDK client directly, both protocol revisions.
   mcp: ['mcp/run.ts'],
+  // Dashboard page loads in Chromium on `berth up` with 1,000 queries (target < 300 ms).
+  dashboard: ['dashboard/page-loads.ts'],
 };
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !(w in ALL));
@@ -43,6 +45,7 @@ const RESULTS: Record<string, string> = {
   'log/redact.ts': 'log/results.json',
   'engine/hostile-model.ts': 'engine/hostile-model-results.json',
   'mcp/run.ts': 'mcp/results.json',
+  'dashboard/page-loads.ts': 'dashboard/results.json',
 };
 
 function figures(file: string): Record<string, unknown> {

@@ -169,13 +169,20 @@ describe('detail views, opened from their lists', () => {
     await open('/sessions');
     await page.waitForSelector('#sessions tr[data-session="sample-session"]');
     await follow('#sessions tr[data-session="sample-session"] a');
-    await page.waitForSelector('.transcript li.assistant');
-    await page.waitForFunction(() =>
-      (globalThis as any).document
-        .querySelector('main')
-        ?.textContent.includes('What is the weather in Paris?'),
-    );
     await page.waitForSelector('#session-queries tr[data-query="weather"]');
+    await page
+      .waitForFunction(
+        () =>
+          (globalThis as any).document
+            .querySelector('main')
+            ?.textContent.includes('What is the weather in Paris?'),
+        null,
+        { timeout: 45_000 },
+      )
+      .catch(async (err: Error) => {
+        await screenshot(page, 'session-failed');
+        throw new Error(`${err.message}; the page said: ${(await text('main'))?.slice(0, 1500)}`);
+      });
     await screenshot(page, 'session');
   });
 

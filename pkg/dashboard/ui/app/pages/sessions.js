@@ -1,6 +1,6 @@
 // Sessions as the broker rolls them up, live; a session opens as the transcript of its
 // conversations (live while it is active) with its queries.
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { DataTable } from '../components/table.js';
 import { Transcript } from '../components/transcript.js';
 import { Empty, ErrorBox, KeyValue, ObjLink, PageHead, Phase, Status } from '../components/ui.js';
@@ -28,9 +28,22 @@ const COLUMNS = [
 export function SessionList() {
   const [rows, setRows] = useState(() => new Map());
   const [filter, setFilter] = useState('');
+  // A replay brings thousands of frames at once: they are gathered and drawn once per frame.
+  const pending = useRef(new Map());
+  const frame = useRef(0);
   const onItem = useCallback((s) => {
     if (!s?.sessionId) return;
-    setRows((m) => new Map(m).set(s.sessionId, s));
+    pending.current.set(s.sessionId, s);
+    frame.current ||= requestAnimationFrame(() => {
+      frame.current = 0;
+      const batch = pending.current;
+      pending.current = new Map();
+      setRows((m) => {
+        const next = new Map(m);
+        for (const [k, v] of batch) next.set(k, v);
+        return next;
+      });
+    });
   }, []);
   const status = useLive('/v1/broker/sessions?watch=true&from-beginning=true', onItem);
   useReady(status === 'live');
