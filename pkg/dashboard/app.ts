@@ -23,7 +23,7 @@ import { TokenRefresher } from './session/refresh.ts';
 import { SessionStore } from './session/store.ts';
 import type { DashboardSettings } from './settings.ts';
 import { Assets } from './ui/assets.ts';
-import { plainPage } from './ui/layout.ts';
+import { plainPage, setBundle } from './ui/layout.ts';
 import { CSP, mountPublicUi, mountScreens } from './ui/routes.ts';
 
 /** The spec: a session expires after 30 minutes of inactivity. */
@@ -57,7 +57,9 @@ export function createDashboardApp(opts: DashboardAppOptions): Hono<DashboardEnv
   app.get('/health', (c) => c.json({ status: 'ok' }));
   // The ingress routes `/<namespace>/…`; the bare prefix gets the trailing slash relative URLs need.
   if (paths.base) app.get(paths.base, (c) => c.redirect(paths.home, 308));
-  mountPublicUi(app, paths, opts.assets ?? new Assets());
+  const assets = opts.assets ?? new Assets();
+  setBundle(assets.bundle());
+  mountPublicUi(app, paths, assets);
 
   let guard: MiddlewareHandler<DashboardEnv> | undefined;
   let csrf: CsrfTokens | undefined;

@@ -178,7 +178,7 @@ describe('a base path', () => {
     const urls = [...home.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1]);
     expect(urls.length).toBeGreaterThan(5);
     for (const u of urls) expect(u).toMatch(/^\/team-a\//);
-    expect((await fetch(`${prefixed.url}/static/app/main.css`)).status).toBe(200);
+    expect((await fetch(`${prefixed.url}/static/app/manifest.json`)).status).toBe(200);
     expect((await fetch(`${prefixed.origin}/queries`)).status).toBe(404); // nothing outside the prefix
     const res = await fetch(`${prefixed.url}/api/v1/echo?x=1`);
     expect((await res.json()).url).toBe('/v1/echo?x=1');

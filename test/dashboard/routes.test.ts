@@ -74,13 +74,19 @@ describe('without a session', () => {
   it('serves the public routes: auth, /signout, static assets, favicon, health', async () => {
     for (const path of [
       '/signout',
-      '/static/app/main.css',
-      '/static/app/main.js',
+      '/static/app/manifest.json',
       '/static/app/schemas.json',
       '/favicon.ico',
       '/health',
     ]) {
       expect((await get(`${dash.url}${path}`)).status, path).toBe(200);
+    }
+    // The bundle's content-hashed files are public too, and never asked for again.
+    const manifest = await (await get(`${dash.url}/static/app/manifest.json`)).json();
+    for (const name of ['main.js', 'main.css', 'yaml.js', 'markdown.js', 'chart.js']) {
+      const res = await get(`${dash.url}/static/app/${manifest[name]}`);
+      expect(res.status, name).toBe(200);
+      expect(res.headers.get('cache-control'), name).toBe('public, max-age=31536000, immutable');
     }
     expect(await (await get(`${dash.url}/api/auth/session`)).json()).toEqual({});
     expect(await (await get(`${dash.url}/api/auth/providers`)).json()).toEqual({

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import type { Context } from 'hono';
+import { HASHED } from './bundle.ts';
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -43,11 +44,19 @@ export class Assets {
     return this.#files.has(name);
   }
 
+  /** The bundle's manifest (`app/manifest.json`): logical name → content-hashed file. */
+  bundle(): Record<string, string> {
+    const m = this.#files.get('app/manifest.json');
+    return m ? (JSON.parse(Buffer.from(m.body).toString('utf8')) as Record<string, string>) : {};
+  }
+
   /** The file as a response, or undefined when there is no such asset. */
   serve(c: Context, name: string): Response | undefined {
     const asset = this.#files.get(name);
     if (!asset) return undefined;
-    const headers = { etag: asset.etag, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' };
+    // A content-hashed bundle never changes under its name: the browser keeps it without asking.
+    const cache = HASHED.test(name) ? 'public, max-age=31536000, immutable' : 'no-cache';
+    const headers = { etag: asset.etag, 'cache-control': cache, 'x-content-type-options': 'nosniff' };
     if (c.req.header('if-none-match') === asset.etag) return c.newResponse(null, { status: 304, headers });
     return c.newResponse(asset.body, { headers: { ...headers, 'content-type': asset.type } });
   }

@@ -6,7 +6,7 @@
  * started from the source tree rebuilds it when missing or older than its sources, so a checkout
  * works without a build step. The image and dist/ never build: esbuild is a devDependency.
  */
-import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { jsonSchemaOf } from '../../api/crd.ts';
 import { ALL_KINDS } from '../../api/registry.ts';
@@ -16,8 +16,17 @@ const UI_DIR = import.meta.dirname;
 export const APP_SOURCES = join(UI_DIR, 'app');
 export const BUNDLE_DIR = join(UI_DIR, 'static', 'app');
 const API_SOURCES = join(UI_DIR, '..', '..', 'api');
-const ENTRY = join(APP_SOURCES, 'main.js');
-const MAIN = join(BUNDLE_DIR, 'main.js');
+/** Self-contained bundles (no shared chunk: one request each): the app, and three loaded on demand. */
+const ENTRIES = {
+  main: join(APP_SOURCES, 'main.js'),
+  yaml: join(APP_SOURCES, 'vendor', 'yaml.js'),
+  markdown: join(APP_SOURCES, 'vendor', 'markdown.js'),
+  chart: join(APP_SOURCES, 'pages', 'chart.js'),
+};
+/** `{main.js: "main-<hash>.js", main.css: …, yaml.js: …, markdown.js: …, chart.js: …}`: what the shell links. */
+const MANIFEST = join(BUNDLE_DIR, 'manifest.json');
+/** Content-hashed names: served as immutable, so a page load asks for none of them again. */
+export const HASHED = /-[A-Z0-9]{8}\.(js|css)$/;
 
 /** The spec schema of every kind, by plural: what the create and edit forms are generated from. */
 export function kindSchemas(): Record<string, unknown> {
@@ -41,28 +50,34 @@ function writeAtomic(path: string, contents: string | Uint8Array) {
 export async function buildBundle(outDir = BUNDLE_DIR): Promise<string[]> {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
-    entryPoints: [ENTRY],
+    entryPoints: ENTRIES,
     bundle: true,
-    splitting: true,
     format: 'esm',
     target: 'es2022',
     minify: true,
     write: false,
     outdir: outDir,
-    entryNames: '[name]',
-    chunkNames: 'chunk-[hash]',
+    entryNames: '[name]-[hash]',
     assetNames: 'asset-[hash]',
     legalComments: 'none',
     logLevel: 'silent',
-    loader: { '.svg': 'file', '.woff2': 'file' },
   });
   const written: string[] = [];
+  const manifest: Record<string, string> = {};
   for (const f of result.outputFiles) {
     writeAtomic(f.path, f.contents);
-    written.push(relative(outDir, f.path));
+    const name = relative(outDir, f.path);
+    written.push(name);
+    manifest[name.replace(/-[A-Z0-9]{8}(\.\w+)$/, '$1')] = name;
   }
   writeAtomic(join(outDir, 'schemas.json'), JSON.stringify(kindSchemas()));
-  written.push('schemas.json');
+  writeAtomic(join(outDir, 'manifest.json'), JSON.stringify(manifest));
+  written.push('schemas.json', 'manifest.json');
+  // Earlier builds' hashed files go; a dashboard still serving one keeps it in memory (Assets).
+  const keep = new Set(written);
+  for (const f of readdirSync(outDir))
+    if (!keep.has(f) && (HASHED.test(f) || /^(main|chunk-.*)\.(js|css)$/.test(f)))
+      rmSync(join(outDir, f), { force: true });
   return written;
 }
 
@@ -87,7 +102,7 @@ const mtime = (path: string) => {
  */
 export async function ensureBundle(logger: Logger): Promise<void> {
   if (!import.meta.url.endsWith('.ts')) return;
-  const built = mtime(MAIN);
+  const built = mtime(MANIFEST);
   if (built >= 0 && built >= Math.max(newest(APP_SOURCES), newest(API_SOURCES))) return;
   const started = Date.now();
   const files = await buildBundle();

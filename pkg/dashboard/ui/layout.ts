@@ -19,7 +19,13 @@ export interface PageOptions {
   self: string;
 }
 
-const STYLES = (p: Paths) => html`<link rel="stylesheet" href="${p.to('/static/app/main.css')}">`;
+/** The bundle's files by logical name (`main.js` → `main-<hash>.js`), from its manifest at start. */
+let bundle: Record<string, string> = {};
+export function setBundle(manifest: Record<string, string>): void {
+  bundle = manifest;
+}
+const asset = (p: Paths, name: string) => p.to(`/static/app/${bundle[name] ?? name}`);
+const STYLES = (p: Paths) => html`<link rel="stylesheet" href="${asset(p, 'main.css')}">`;
 
 /**
  * The one HTML shell of every section: no inline script or style (the CSP forbids both), the
@@ -39,9 +45,9 @@ export function page(o: PageOptions): Html {
 <title>${o.title} · Berth</title>
 <link rel="icon" href="${p.to('/favicon.ico')}">
 ${STYLES(p)}
-<script type="module" src="${p.to('/static/app/main.js')}"></script>
+<script type="module" src="${asset(p, 'main.js')}"></script>
 </head>
-<body data-base="${p.base}" data-mode="${o.mode}" data-ready="false">
+<body data-base="${p.base}" data-mode="${o.mode}" data-ready="false" data-asset-yaml="${asset(p, 'yaml.js')}" data-asset-markdown="${asset(p, 'markdown.js')}" data-asset-chart="${asset(p, 'chart.js')}">
 <a class="skip" href="${o.self}#main">Skip to content</a>
 <header>
 <button id="menu" type="button" aria-controls="nav" aria-expanded="false" aria-label="Menu">☰</button>

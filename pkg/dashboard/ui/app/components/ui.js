@@ -1,8 +1,8 @@
 // Small building blocks every page uses: headings with actions, phase badges, empty states,
 // errors, key-value lists, conditions, tabs and JSON.
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { assetUrl } from '../lib/api.js';
 import { html } from '../lib/html.js';
-import { markdownToHtml } from '../lib/markdown.js';
 import { Link } from '../lib/router.js';
 
 export function PageHead({ title, sub, children }) {
@@ -59,9 +59,24 @@ export function Tabs({ tabs, active, onPick }) {
 
 export const Json = ({ value }) => html`<pre class="json">${JSON.stringify(value, null, 2)}</pre>`;
 
-/** Markdown rendered and sanitized (marked + DOMPurify). */
-export const Markdown = ({ text, id }) =>
-  html`<div id=${id} class="markdown" dangerouslySetInnerHTML=${{ __html: markdownToHtml(text) }}></div>`;
+let toHtml;
+let loading;
+/**
+ * Markdown rendered and sanitized (marked + DOMPurify, a bundle loaded on first use); the plain
+ * text shows until it is there.
+ */
+export function Markdown({ text, id }) {
+  const [, loaded] = useState(!!toHtml);
+  useEffect(() => {
+    if (toHtml) return;
+    loading ??= import(assetUrl('markdown')).then((m) => {
+      toHtml = m.markdownToHtml;
+    });
+    void loading.then(() => loaded(true));
+  }, []);
+  if (!toHtml) return html`<div id=${id} class="markdown"><p>${text}</p></div>`;
+  return html`<div id=${id} class="markdown" dangerouslySetInnerHTML=${{ __html: toHtml(text) }}></div>`;
+}
 
 /** A link to an object's page when it has one. */
 export const ObjLink = ({ section, name }) =>

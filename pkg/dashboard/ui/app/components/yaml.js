@@ -1,9 +1,10 @@
 // An object as YAML, and its YAML edited: the `yaml` package is loaded only when a YAML view opens.
 import { useEffect, useState } from 'preact/hooks';
+import { assetUrl } from '../lib/api.js';
 import { html } from '../lib/html.js';
 import { ErrorBox } from './ui.js';
 
-const load = () => import('yaml');
+const load = () => import(assetUrl('yaml'));
 
 /** What a user edits: no status, no server-managed metadata. */
 export function editable(obj) {

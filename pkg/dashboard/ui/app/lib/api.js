@@ -6,6 +6,9 @@ export const base = dataset.base ?? '';
 export const mode = dataset.mode ?? 'open';
 export const signsIn = mode === 'sso' || mode === 'hybrid';
 
+/** The URL of a bundle loaded on demand (`yaml`, `chart`): content-hashed names the shell lists. */
+export const assetUrl = (name) => dataset[`asset${name[0].toUpperCase()}${name.slice(1)}`];
+
 export function signIn() {
   const back = `${location.pathname}${location.search}`;
   location.assign(`${base}/api/auth/signin?callbackUrl=${encodeURIComponent(back)}`);
@@ -67,10 +70,20 @@ export async function apiText(path, accept = 'application/yaml') {
 }
 
 let context;
-/** The namespace the API service serves (GET /v1/context). */
+const NS_KEY = `berth.namespace:${base}`;
+/**
+ * The namespace the API service serves (GET /v1/context), kept for the tab's session: it does not
+ * change under a dashboard, and every page needs it before its first request.
+ */
 export function namespace() {
+  const known = sessionStorage.getItem(NS_KEY);
+  if (known) context ??= Promise.resolve(known);
   context ??= api('/v1/context').then(
-    (c) => c.instanceNamespace ?? c.namespace,
+    (c) => {
+      const ns = c.instanceNamespace ?? c.namespace;
+      sessionStorage.setItem(NS_KEY, ns);
+      return ns;
+    },
     (err) => {
       context = undefined;
       throw err;

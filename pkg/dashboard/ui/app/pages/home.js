@@ -2,7 +2,7 @@
 // chart of their durations (uPlot, loaded only here).
 import { useEffect, useRef } from 'preact/hooks';
 import { Empty, ErrorBox, ObjLink, Phase } from '../components/ui.js';
-import { api, base, namespace, nsPath } from '../lib/api.js';
+import { api, assetUrl, base, namespace, nsPath } from '../lib/api.js';
 import { ago, targetText } from '../lib/format.js';
 import { useAsync, useReady } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
@@ -38,7 +38,7 @@ function DurationChart({ queries }) {
     if (done.length < 2 || !el.current) return undefined;
     let plot;
     let gone = false;
-    void import('./chart.js').then(({ durationPlot }) => {
+    void import(assetUrl('chart')).then(({ durationPlot }) => {
       if (!gone) plot = durationPlot(el.current, done);
     });
     return () => {

@@ -1,4 +1,4 @@
-// Answers rendered as Markdown: marked to HTML, DOMPurify to what is safe to insert. Links open
+// A bundle of its own, loaded by the first page that shows Markdown. Answers rendered as Markdown: marked to HTML, DOMPurify to what is safe to insert. Links open
 // outside the dashboard; nothing loads from elsewhere (images are dropped: the CSP would refuse
 // them anyway, and a model's answer must not make the browser call out).
 import DOMPurify from 'dompurify';

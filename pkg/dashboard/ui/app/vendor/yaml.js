@@ -1,0 +1,2 @@
+// The `yaml` package as a bundle of its own, loaded only when a YAML view opens.
+export { parse, stringify } from 'yaml';
