@@ -117,8 +117,15 @@ describe('the image built from the Dockerfile', () => {
     // The dashboard serves its UI files from dist/ and proxies to the API.
     const dashboard = start(['dashboard', '--port', '0'], { API_SERVICE_URL: `http://127.0.0.1:${apiPort}` });
     const ui = `http://127.0.0.1:${JSON.parse(await dashboard.waitForLine(/"msg":"dashboard listening"/, 60_000)).port}`;
-    for (const path of ['/', '/static/js/lib.js', '/static/style.css', `/api/v1/namespaces/${ns}/agents`])
+    for (const path of ['/', '/static/app/manifest.json', `/api/v1/namespaces/${ns}/agents`])
       expect((await fetch(`${ui}${path}`)).status, path).toBe(200);
+    // The bundle the build made (npm run build) is what the shell links, shipped in dist/.
+    const shell = await (await fetch(`${ui}/`)).text();
+    const bundle = [...shell.matchAll(/(?:src|href)="(\/static\/app\/main-[A-Z0-9]+\.(?:js|css))"/g)].map(
+      (m) => m[1],
+    );
+    expect(bundle.length).toBe(2);
+    for (const path of bundle) expect((await fetch(`${ui}${path}`)).status, path).toBe(200);
 
     const ready = JSON.parse(await controller.waitForLine(/"msg":"ready"/, 120_000));
     expect(await httpsStatus(ready.metricsPort, '/metrics')).toBe(200); // self-signed, in-process
