@@ -110,9 +110,18 @@ describe('sign-in through the OpenID provider', () => {
     const secrets = oidc.secrets();
     const seen = await t.page.evaluate(async () => {
       const { document: doc, localStorage: storage } = globalThis as any;
-      // Every script the page runs: the screen's module and the module it imports.
+      // Every script the page may run: the bundle the shell links and those it loads on demand.
+      const { assetYaml, assetMarkdown, assetChart } = doc.body.dataset;
+      const sources = [
+        ...[...doc.querySelectorAll('script[src]')].map((el: any) => el.getAttribute('src')),
+        assetYaml,
+        assetMarkdown,
+        assetChart,
+      ];
       const scripts = await Promise.all(
-        ['/static/js/home.js', '/static/js/lib.js'].map((src) => fetch(src).then((r) => r.text())),
+        sources.map((src: string) =>
+          fetch(src).then((r) => (r.ok ? r.text() : Promise.reject(new Error(`${src}: ${r.status}`)))),
+        ),
       );
       const session = await fetch('/api/auth/session').then((r) => r.text());
       return {
