@@ -11,6 +11,7 @@ import type { RunningGateway } from '../../pkg/gateway/server.ts';
 import { type Platform, startPlatform } from '../compat/platform.ts';
 import { type InteractiveOidc, startInteractiveOidc } from '../fixtures/oidc/interactive.ts';
 import { kubectl } from '../support/kube.ts';
+import { eventually } from '../support/wait.ts';
 import { launchBrowser, loginAtProvider, newContext, screenshot, type TestContext } from './browser.ts';
 import { freePort, ssoEnv, startDashboard, type TestDashboard } from './support.ts';
 
@@ -148,6 +149,37 @@ describe(`a tenant at /<namespace>/`, () => {
     await screenshot(traces, 'traces');
     await sessions.close();
     await traces.close();
+  });
+
+  it('stops an answer mid-stream: the stream closes and the Query is canceled', async () => {
+    const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(' ');
+    p.fake.script('stream-model', { reply: long, chunkDelayMs: 150 });
+    try {
+      await screen('/chat');
+      await t.page.waitForSelector('body[data-ready="true"]');
+      await t.page.selectOption('#target', 'agent/streamer');
+      await t.page.fill('textarea[name="content"]', 'Tell me a long story');
+      await t.page.click('#chat-form button[type="submit"]');
+      await t.page.waitForFunction(() =>
+        /word3/.test((globalThis as any).document.querySelector('#messages li.assistant')?.textContent ?? ''),
+      );
+      await t.page.click('#stop');
+      await t.page.waitForSelector('#messages li.assistant.stopped');
+      const query = (await t.page.getAttribute('#messages li.assistant', 'data-query')) as string;
+      expect(query).toMatch(/^chat-query-/);
+      expect(await t.page.textContent('#chat-status')).toBe('Stopped.');
+      await eventually(
+        async () =>
+          (await kubectl(['get', 'query', query, '-n', p.ns, '-o', 'jsonpath={.status.phase}'])).stdout ===
+          'canceled',
+        20_000,
+        200,
+      );
+      // Nothing more arrives once stopped.
+      expect(await t.page.textContent('#messages li.assistant')).not.toContain('word59');
+    } finally {
+      p.fake.script('stream-model', { reply: REPLY, chunkDelayMs: 120 });
+    }
   });
 
   it('lists the queries with their status', async () => {

@@ -190,7 +190,7 @@ export function Chat({ conversation }) {
         ${messages.map(
           (
             m,
-          ) => html`<li class=${`${m.role}${m.failed ? ' failed' : ''}${m.stopped ? ' stopped' : ''}`} data-role=${m.role}>${
+          ) => html`<li class=${`${m.role}${m.failed ? ' failed' : ''}${m.stopped ? ' stopped' : ''}`} data-role=${m.role} data-query=${m.query}>${
             m.role === 'assistant' && !m.streaming ? html`<${Markdown} text=${m.content} />` : m.content
           }</li>
           ${m.role === 'assistant' && m.query && m.live ? html`<${TurnActivity} query=${m.query} live=${!!m.streaming} />` : ''}`,
