@@ -13,10 +13,10 @@ import { CoreKinds } from '../kube/kinds.ts';
 import { type LeaderElectionConfig as LeaseConfig, Manager } from '../kube/manager.ts';
 import type { SupervisorOptions } from '../kube/supervisor.ts';
 import { createLogger, type Logger } from '../log/index.ts';
-import { AddressReconciler } from './address.ts';
 import { NamespaceBrokers, NamespaceTokens, type ServiceAccountRef } from './brokers/index.ts';
 import { EvaluationReconciler, type EvaluationReconcilerOptions } from './evaluation/reconciler.ts';
 import { EvaluationTelemetry, evaluationHttp } from './evaluation/telemetry.ts';
+import { EvaluatorReconciler } from './evaluator.ts';
 import { CacheLookup } from './lookup.ts';
 import { addSeeder, type SeedSource } from './marketplace/seeder.ts';
 import { McpServerReconciler, type McpServerReconcilerOptions } from './mcpserver/reconciler.ts';
@@ -202,7 +202,13 @@ export async function startController(opts: StartControllerOptions): Promise<Run
         .watches(cache, CoreKinds.Secret, (o) => memories.requestsFor('Secret', o)),
     ),
   );
-  const evaluators = new AddressReconciler(client, Kinds.Evaluator, opts.namespace);
+  // Evaluators are checked to answer (evaluator.ts) through a client of their own, closed at stop.
+  const evaluatorHttp = evaluationHttp();
+  const evaluators = new EvaluatorReconciler({
+    client,
+    fetch: evaluatorHttp.fetch,
+    watchNamespace: opts.namespace,
+  });
   mgr.add(
     metrics.track(
       new Controller({
@@ -259,6 +265,7 @@ export async function startController(opts: StartControllerOptions): Promise<Run
       stopping = true;
       await mgr.stop();
       await evaluations?.close(); // events and spans of the calls aborted above are flushed here
+      await evaluatorHttp.close();
       await mcpServers?.close();
       logger.info('controller stopped');
     },
