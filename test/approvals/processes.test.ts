@@ -10,7 +10,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Query } from '../../pkg/api/index.ts';
 import {
   type BrokerProcess,
@@ -68,7 +68,27 @@ const phaseOf = async (name: string, phase: string) => {
 const wipes = (what: string) =>
   tools.calls.filter((c) => c.path === '/wipe' && (c.body as { what?: string })?.what === what).length;
 
+/**
+ * The Memory is resolved by the controller that just started: a Query that runs before it does
+ * fails (its Memory has no address yet), so the query waits for it.
+ */
+async function memoryResolved(): Promise<void> {
+  await until(
+    'Memory default resolved',
+    async () =>
+      (
+        await getObject<{ status?: { lastResolvedAddress?: string } }>(
+          admin,
+          `/apis/berth.dev/v1alpha1/namespaces/${ns}/memories/default`,
+        )
+      )?.status?.lastResolvedAddress,
+    60_000,
+    100,
+  );
+}
+
 async function pausedQuery(name: string, what: string): Promise<string> {
+  await memoryResolved();
   await create(admin, 'queries', {
     kind: 'Query',
     metadata: { name, namespace: ns },
@@ -117,6 +137,12 @@ beforeAll(async () => {
   ];
   for (const o of objects)
     await create(admin, o.plural, { kind: o.kind, metadata: { name: o.name, namespace: ns }, spec: o.spec });
+});
+
+// A test that failed midway leaves its controllers: the next test must not find one holding the lease.
+afterEach(async () => {
+  for (const p of procs) if (p.proc.exitCode === null) p.proc.kill('SIGKILL');
+  await Promise.all(procs.map((p) => p.exited));
 });
 
 afterAll(async () => {
