@@ -1,9 +1,6 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Env, MiddlewareHandler } from 'hono';
-import { Drain, SseHub, shutdownFrame } from '../http/index.ts';
+import { Drain, listenHttp, SseHub, shutdownFrame } from '../http/index.ts';
 import { loadServerTracing } from '../http/otel/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { createBrokerApp } from './app.ts';
@@ -84,15 +81,9 @@ export async function startBroker(
   }, config.sweepMs);
   sweeper.unref();
 
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }) as Server;
+  // Drain counts requests from the first one: it is attached before any I/O callback can run.
+  const { server, port, url } = await listenHttp(app.fetch, { port: config.port, host: config.host });
   drain = new Drain(server);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', () => resolve());
-    server.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
-  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  const url = `http://${shownHost}:${port}`;
   ready = true;
   log.info(
     { port, host: config.host, url, backends: config.backends, persistDir: config.persistDir ?? null },

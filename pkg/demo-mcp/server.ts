@@ -5,9 +5,6 @@
  * (request id, body limit, depth limit, one error envelope). It listens on loopback only and checks
  * `Host` and `Origin` (DNS rebinding): the engine of the same `berth up` is its one client.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import {
   createMcpHandler,
@@ -20,7 +17,7 @@ import {
   bodyLimit,
   errorHandler,
   jsonDepthLimit,
-  LOOPBACK_HOST,
+  listenHttp,
   mediaTypeOf,
   mountHealthRoutes,
   notFoundHandler,
@@ -75,20 +72,14 @@ export function demoMcpApp(logger: Logger, now?: () => Date) {
 /** Starts the demo MCP server on loopback (`port` 0: any free port). */
 export async function startDemoMcpServer(opts: { port: number; logger: Logger }): Promise<RunningDemoMcp> {
   const { app, handler } = demoMcpApp(opts.logger);
-  const server = serve({ fetch: app.fetch, port: opts.port, hostname: LOOPBACK_HOST }) as Server;
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
-  opts.logger.info({ port }, 'demo MCP server listening');
+  const l = await listenHttp(app.fetch, { port: opts.port });
+  opts.logger.info({ port: l.port }, 'demo MCP server listening');
   return {
-    url: `http://${LOOPBACK_HOST}:${port}/mcp`,
-    port,
+    url: `${l.url}/mcp`,
+    port: l.port,
     close: async () => {
       await handler.close();
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await l.close();
     },
   };
 }

@@ -5,9 +5,6 @@
  * asking a Model (`llm`). Built on pkg/http (request id, body and depth limits, one error envelope);
  * loopback only: the controller of the same `berth up` is its client.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import type { ResourceLookup } from '../engine/contract.ts';
@@ -18,7 +15,7 @@ import {
   errorHandler,
   httpError,
   jsonDepthLimit,
-  LOOPBACK_HOST,
+  listenHttp,
   mediaTypeOf,
   mountHealthRoutes,
   notFoundHandler,
@@ -111,21 +108,9 @@ export async function startBuiltinEvaluator(
   opts: EvaluatorAppOptions & { port: number },
 ): Promise<RunningEvaluator> {
   const app = evaluatorApp(opts);
-  const server = serve({ fetch: app.fetch, port: opts.port, hostname: LOOPBACK_HOST }) as Server;
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
-  opts.logger.info({ port }, 'built-in evaluator listening');
-  return {
-    url: `http://${LOOPBACK_HOST}:${port}`,
-    port,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  const l = await listenHttp(app.fetch, { port: opts.port });
+  opts.logger.info({ port: l.port }, 'built-in evaluator listening');
+  return { url: l.url, port: l.port, close: l.close };
 }
 
 /**

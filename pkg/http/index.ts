@@ -36,7 +36,7 @@ export {
   parseJsonBody,
 } from './json-body/index.ts';
 export { Limiter } from './limiter/index.ts';
-export { isLoopbackHost, LOOPBACK_HOST, urlHost } from './listen/index.ts';
+export { isLoopbackHost, type Listening, LOOPBACK_HOST, listenHttp, urlHost } from './listen/index.ts';
 export { mediaTypeOf, requireMediaType } from './media-type/index.ts';
 export {
   defaultMetricsRegistry,

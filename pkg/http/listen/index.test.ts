@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, urlHost } from './index.ts';
+import { isLoopbackHost, listenHttp, urlHost } from './index.ts';
 
 describe('isLoopbackHost', () => {
   it.each([
@@ -26,5 +26,40 @@ describe('urlHost', () => {
     expect(urlHost('10.0.0.5')).toBe('10.0.0.5');
     expect(urlHost('::1')).toBe('[::1]');
     expect(urlHost('localhost')).toBe('localhost');
+  });
+});
+
+describe('listenHttp', () => {
+  const hello = () => new Response('hello');
+
+  it('listens on loopback (port 0: a free one), answers at its url, and closes', async () => {
+    const l = await listenHttp(hello, { port: 0 });
+    expect(l.port).toBeGreaterThan(0);
+    expect(l.url).toBe(`http://127.0.0.1:${l.port}`);
+    expect(l.server.address()).toMatchObject({ address: '127.0.0.1', port: l.port });
+    const res = await fetch(l.url);
+    expect(await res.text()).toBe('hello');
+    await l.close();
+    expect(l.server.listening).toBe(false);
+    await expect(fetch(l.url)).rejects.toThrow();
+  });
+
+  it('rejects with the listen error when the port is taken', async () => {
+    const first = await listenHttp(hello, { port: 0 });
+    try {
+      await expect(listenHttp(hello, { port: first.port })).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    } finally {
+      await first.close();
+    }
+  });
+
+  it('shows the unspecified address as 127.0.0.1 in its url', async () => {
+    const l = await listenHttp(hello, { port: 0, host: '0.0.0.0' });
+    try {
+      expect(l.url).toBe(`http://127.0.0.1:${l.port}`);
+      expect(await (await fetch(l.url)).text()).toBe('hello');
+    } finally {
+      await l.close();
+    }
   });
 });

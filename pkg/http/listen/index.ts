@@ -1,5 +1,7 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import type { Server } from 'node:http';
+import { type AddressInfo, BlockList, isIP } from 'node:net';
+import { serve } from '@hono/node-server';
 
 /** Where a local run listens unless told otherwise: reachable from this machine only. */
 export const LOOPBACK_HOST = '127.0.0.1';
@@ -40,4 +42,42 @@ export function urlHost(host: string | undefined): string {
   const h = bare(host ?? LOOPBACK_HOST);
   if (h === '' || h === '0.0.0.0' || h === '::') return LOOPBACK_HOST;
   return isIP(h) === 6 ? `[${h}]` : h;
+}
+
+export interface Listening {
+  server: Server;
+  /** The port bound: the one asked for, or the free one picked for 0. */
+  port: number;
+  /** `http://<host>:<port>` as this machine reaches it (`urlHost`), without a trailing slash. */
+  url: string;
+  /** Ends every connection, idle or busy (no grace: see Drain for that), then closes the server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `fetch` (a Hono app's) on `host` (default loopback: reachable from this machine only) and
+ * `port` (0: any free port), and resolves once it listens — rejecting with the listen error
+ * (EADDRINUSE, EACCES) rather than handing back a server that never bound.
+ */
+export async function listenHttp(
+  fetch: Parameters<typeof serve>[0]['fetch'],
+  opts: { port: number; host?: string },
+): Promise<Listening> {
+  const host = opts.host ?? LOOPBACK_HOST;
+  const server = serve({ fetch, port: opts.port, hostname: host }) as Server;
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', () => resolve());
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    server,
+    port,
+    url: `http://${urlHost(host)}:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }
