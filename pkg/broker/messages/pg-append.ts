@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { z } from 'zod';
 import { guarded, inTransaction } from '../pg/index.ts';
-import { ENSURE_CONVERSATIONS, INSERT_MESSAGES } from './pg-batch-sql.ts';
+import { APPEND_BATCH, ENSURE_CONVERSATIONS, INSERT_MESSAGES } from './pg-batch-sql.ts';
 import { type MessageRow, toStored } from './pg-sql.ts';
 import { recordTail } from './record-json.ts';
 import type { messagesBody, StoredMessage } from './types.ts';
@@ -31,41 +31,46 @@ interface Pending {
 const MAX_BATCH = 256;
 
 /**
- * Group commit for POST /messages: the appends that arrive while a transaction runs are written
- * together in the next one. Every append of a query updates the same session row (the roll-up) and
- * every commit waits for a WAL flush, so one transaction per POST serialized concurrent writers on
- * that row at one flush each; one transaction per batch pays the row lock and the flush once, and
- * two statements write the whole batch (pg-batch-sql.ts). One transaction at a time: with two or
- * more in flight the later ones only wait on the session row the first holds until its commit
- * (measured slower: 2,300 → 1,800 req/s). A batch that fails is retried one append at a time, so
- * one bad append fails alone.
+ * Group commit for POST /messages: the appends that arrive while a batch is being written are
+ * written together in the next one. Every commit waits for a WAL flush; one batch pays it once.
+ *
+ * Without a session roll-up a batch is one statement (APPEND_BATCH, committed on its own) and two
+ * run at once on two connections: they share no row (pg-sql.ts), so the second overlaps the
+ * first's round trip and flush, and the feed orders what they commit (a later sequence committed
+ * first waits for the earlier one). With the roll-up (sessions in PostgreSQL) a batch is a
+ * transaction that also updates its session's row, and one runs at a time: with two in flight the
+ * later one only waits on the row the first holds until its commit (measured slower: 2,300 → 1,800
+ * req/s). A batch that fails is retried one append at a time, so one bad append fails alone.
  */
 export class AppendBatcher {
   readonly #pool: pg.Pool;
   readonly #ttl: number;
   readonly #rollup: Rollup | undefined;
   readonly #queue: Pending[] = [];
-  #draining = false;
+  readonly #maxInFlight: number;
+  #inFlight = 0;
 
   constructor(pool: pg.Pool, defaultTtlSeconds: number, rollup: Rollup | undefined) {
     this.#pool = pool;
     this.#ttl = defaultTtlSeconds;
     this.#rollup = rollup;
+    this.#maxInFlight = rollup ? 1 : 2;
   }
 
   append(input: Input): Promise<Appended> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ input, at: new Date().toISOString(), resolve, reject });
-      if (!this.#draining) void this.#drain();
+      this.#pump();
     });
   }
 
-  async #drain(): Promise<void> {
-    this.#draining = true;
-    try {
-      while (this.#queue.length) await this.#commit(this.#queue.splice(0, MAX_BATCH));
-    } finally {
-      this.#draining = false;
+  #pump(): void {
+    while (this.#queue.length && this.#inFlight < this.#maxInFlight) {
+      this.#inFlight++;
+      void this.#commit(this.#queue.splice(0, MAX_BATCH)).finally(() => {
+        this.#inFlight--;
+        this.#pump();
+      });
     }
   }
 
@@ -81,23 +86,15 @@ export class AppendBatcher {
   }
 
   /**
-   * One transaction for the batch. A conversation deleted by another transaction after `#ensure`
-   * saw it (read committed: each statement its own snapshot) fails the message insert's foreign
-   * key; the transaction is then run again, and `#ensure` creates the conversation anew — as if the
-   * append had come after the delete.
+   * Writes the batch. A conversation deleted by another transaction after the batch saw it (read
+   * committed: each statement its own snapshot) fails the message insert's foreign key; the write
+   * is then run again and creates the conversation anew — as if the append had come after the delete.
    */
   #write(batch: Pending[]): Promise<{ results: Appended[]; after: (() => void) | undefined }> {
     return guarded('postgres', async () => {
       for (let attempt = 1; ; attempt++) {
         try {
-          return await inTransaction(this.#pool, async (client) => {
-            const created = await this.#ensure(client, batch);
-            const rows = await this.#insert(client, batch);
-            const results = this.#split(batch, rows, created);
-            const at = (batch.at(-1) as Pending).at;
-            const after = rows.length ? await this.#rollup?.(client, rows, at) : undefined;
-            return { results, after };
-          });
+          return this.#rollup ? await this.#transaction(batch, this.#rollup) : await this.#statement(batch);
         } catch (err) {
           if (!isForeignKeyViolation(err) || attempt >= 3) throw err;
         }
@@ -105,18 +102,53 @@ export class AppendBatcher {
     });
   }
 
+  /** The batch as one statement (no roll-up). */
+  async #statement(batch: Pending[]): Promise<{ results: Appended[]; after: undefined }> {
+    const r = await this.#pool.query<MessageRow & { kind: 'c' | 'm' }>(APPEND_BATCH, [
+      ...this.#conversations(batch),
+      ...this.#columns(batch),
+    ]);
+    const created = new Map<string, Conv>();
+    const rows: StoredMessage[] = [];
+    for (const row of r.rows)
+      if (row.kind === 'm') rows.push(toStored(row));
+      else created.set(row.conversation_id, { seq: Number(row.seq), created_at: new Date(row.json) });
+    return { results: this.#split(batch, rows, created), after: undefined };
+  }
+
+  /** The batch and its session roll-up in one transaction. */
+  #transaction(batch: Pending[], rollup: Rollup) {
+    return inTransaction(this.#pool, async (client) => {
+      const created = await this.#ensure(client, batch);
+      const rows = await this.#insert(client, batch);
+      const results = this.#split(batch, rows, created);
+      const at = (batch.at(-1) as Pending).at;
+      const after = rows.length ? await rollup(client, rows, at) : undefined;
+      return { results, after };
+    });
+  }
+
   /** The conversations of the batch this transaction created, by id. */
   async #ensure(client: pg.PoolClient, batch: Pending[]): Promise<Map<string, Conv>> {
-    const first = new Map<string, string>();
-    for (const p of batch) if (!first.has(p.input.conversation_id)) first.set(p.input.conversation_id, p.at);
-    const r = await client.query<Conv & { id: string }>(ENSURE_CONVERSATIONS, [
-      [...first.keys()],
-      [...first.values()],
-    ]);
+    const r = await client.query<Conv & { id: string }>(ENSURE_CONVERSATIONS, this.#conversations(batch));
     return new Map(r.rows.map((c) => [c.id, { seq: c.seq, created_at: c.created_at }]));
   }
 
   async #insert(client: pg.PoolClient, batch: Pending[]): Promise<StoredMessage[]> {
+    const cols = this.#columns(batch);
+    if (!cols[4].length) return [];
+    return (await client.query<MessageRow>(INSERT_MESSAGES, cols)).rows.map(toStored);
+  }
+
+  /** The batch's conversation ids in first-appearance order, and the time of the append naming each first. */
+  #conversations(batch: Pending[]): [string[], string[]] {
+    const first = new Map<string, string>();
+    for (const p of batch) if (!first.has(p.input.conversation_id)) first.set(p.input.conversation_id, p.at);
+    return [[...first.keys()], [...first.values()]];
+  }
+
+  /** One element per message: conversation, query, receive time, ttl, and the record's tail. */
+  #columns(batch: Pending[]): [string[], string[], string[], number[], string[]] {
     const cols: [string[], string[], string[], number[], string[]] = [[], [], [], [], []];
     for (const { input, at } of batch) {
       const ttl = input.ttl_seconds ?? this.#ttl;
@@ -130,8 +162,7 @@ export class AppendBatcher {
         cols[4].push(tail(message));
       }
     }
-    if (!cols[4].length) return [];
-    return (await client.query<MessageRow>(INSERT_MESSAGES, cols)).rows.map(toStored);
+    return cols;
   }
 
   /** Each append's rows (sequence order is input order) and, for the first append naming it, its new conversation. */

@@ -1,49 +1,47 @@
 import { COLUMNS, WRITER_SHARD } from './pg-sql.ts';
 
 /**
- * SQL of a group-committed batch of POST /messages: two statements for the whole batch, whatever
- * its size, instead of two per append. Arrays carry the batch; see pg-sql.ts for the contention
- * rules both follow (no row every append updates; counters sharded by connection).
+ * SQL of a group-committed batch of POST /messages: the whole batch in one statement (or two inside
+ * a roll-up's transaction), whatever its size. Arrays carry the batch; see pg-sql.ts for the
+ * contention rules all follow (no row every append updates; counters sharded by connection).
  */
 
 /**
- * Creates the batch's missing conversations (`$1` ids in first-appearance order, `$2` the time of
- * the append that names each first) drawing their sequences in that order, and moves
- * `last_activity` of existing ones when it is more than a second old. Returns the conversations
- * this statement created, each announced on the conversations channel. A concurrent creation of
- * the same id waits in ON CONFLICT and inserts nothing.
+ * CTEs `ensured` (the conversations this statement created: id, seq, created_at): creates the
+ * batch's missing conversations (`$ids` in first-appearance order, `$ats` the time of the append
+ * that names each first) drawing their sequences in that order, and moves `last_activity` of
+ * existing ones when it is more than a second old. A concurrent creation of the same id waits in
+ * ON CONFLICT and inserts nothing.
  */
-export const ENSURE_CONVERSATIONS = `
-  WITH c AS (SELECT id, at, ord FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS c(id, at, ord)),
+const ensureCtes = (ids: string, ats: string) => `
+  conv_in AS (SELECT id, at, ord FROM unnest(${ids}::text[], ${ats}::timestamptz[]) WITH ORDINALITY AS c(id, at, ord)),
   touch AS (
-    UPDATE berth_conversations b SET last_activity = c.at FROM c
+    UPDATE berth_conversations b SET last_activity = c.at FROM conv_in c
     WHERE b.id = c.id AND b.last_activity < c.at - interval '1 second'),
-  ins AS (
+  ensured AS (
     INSERT INTO berth_conversations (id, seq, created_at, last_activity)
     SELECT id, nextval('berth_conversations_seq'), at, at
-    FROM (SELECT id, at FROM c WHERE NOT EXISTS (SELECT 1 FROM berth_conversations b WHERE b.id = c.id)
+    FROM (SELECT id, at FROM conv_in c WHERE NOT EXISTS (SELECT 1 FROM berth_conversations b WHERE b.id = c.id)
           ORDER BY ord) n
     ON CONFLICT (id) DO NOTHING
     RETURNING id, seq, created_at),
-  t AS (
+  conv_count AS (
     INSERT INTO berth_counters AS k (key, shard, n)
-    SELECT 'conversations', ${WRITER_SHARD}, count(*) FROM ins HAVING count(*) > 0
-    ON CONFLICT (key, shard) DO UPDATE SET n = k.n + EXCLUDED.n)
-  SELECT id, seq::float8 AS seq, created_at, pg_notify('berth_conversations', seq::text) AS _n
-  FROM ins ORDER BY seq`;
+    SELECT 'conversations', ${WRITER_SHARD}, count(*) FROM ensured HAVING count(*) > 0
+    ON CONFLICT (key, shard) DO UPDATE SET n = k.n + EXCLUDED.n)`;
 
 /**
- * Inserts every message of the batch, one element per message of `$1` conversation, `$2` query,
- * `$3` receive time, `$4` ttl seconds and `$5` the record without its leading `{` (the stored JSON
- * is `{"sequence":N,` + that, built once here). Sequences are drawn in this statement and matched
- * to the input in order, so input order is sequence order. Counts per (conversation, query) and
- * the global counter move once per batch.
+ * CTEs `ins` (the inserted rows, COLUMNS): every message of the batch, one element per message of
+ * `$p` conversation, `$p+1` query, `$p+2` receive time, `$p+3` ttl seconds and `$p+4` the record
+ * without its leading `{` (the stored JSON is `{"sequence":N,` + that, built once in Node).
+ * Sequences are drawn here and matched to the input in order, so input order is sequence order.
+ * Counts per (conversation, query) and the global counter move once per batch.
  */
-export const INSERT_MESSAGES = `
-  WITH r AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::float8[], $5::text[])
+const insertCtes = (p: number) => `
+  r AS (
+    SELECT * FROM unnest($${p}::text[], $${p + 1}::text[], $${p + 2}::timestamptz[], $${p + 3}::float8[], $${p + 4}::text[])
       WITH ORDINALITY AS r(conversation_id, query_id, at, ttl, body, ord)),
-  s AS (SELECT nextval('berth_messages_seq') AS seq FROM generate_series(1, cardinality($5::text[]))),
+  s AS (SELECT nextval('berth_messages_seq') AS seq FROM generate_series(1, cardinality($${p + 4}::text[]))),
   o AS (SELECT seq, row_number() OVER (ORDER BY seq) AS ord FROM s),
   ins AS (
     INSERT INTO berth_messages (seq, conversation_id, query_id, created_at, expires_at, json)
@@ -58,6 +56,30 @@ export const INSERT_MESSAGES = `
     ON CONFLICT (conversation_id, query_id, shard) DO UPDATE SET n = m.n + EXCLUDED.n),
   t AS (
     INSERT INTO berth_counters AS k (key, shard, n)
-    VALUES ('messages', ${WRITER_SHARD}, cardinality($5::text[]))
-    ON CONFLICT (key, shard) DO UPDATE SET n = k.n + EXCLUDED.n)
-  SELECT ins.* FROM ins ORDER BY ins.seq`;
+    SELECT 'messages', ${WRITER_SHARD}, cardinality($${p + 4}::text[]) WHERE cardinality($${p + 4}::text[]) > 0
+    ON CONFLICT (key, shard) DO UPDATE SET n = k.n + EXCLUDED.n)`;
+
+/** Each created conversation, announced on the conversations channel. */
+const CREATED = `SELECT id, seq::float8 AS seq, created_at, pg_notify('berth_conversations', seq::text) AS _n FROM ensured`;
+
+/** The conversations step alone (`$1` ids, `$2` times), inside a roll-up's transaction. */
+export const ENSURE_CONVERSATIONS = `WITH ${ensureCtes('$1', '$2')} ${CREATED} ORDER BY seq`;
+
+/** The messages step alone (`$1`..`$5`), inside a roll-up's transaction, after ENSURE_CONVERSATIONS. */
+export const INSERT_MESSAGES = `WITH ${insertCtes(1)} SELECT ins.* FROM ins ORDER BY ins.seq`;
+
+/**
+ * The whole batch in one statement, committed on its own (no roll-up to share a transaction with):
+ * one round trip instead of BEGIN, two statements and COMMIT. The messages' foreign key to a
+ * conversation this statement creates holds: the check runs at the end of the statement and sees
+ * its rows. Rows: the created conversations first (`kind` 'c': id in `conversation_id`, `seq`,
+ * `created_at` as ISO text in `json`), then the messages (`kind` 'm') in sequence order.
+ */
+export const APPEND_BATCH = `WITH ${ensureCtes('$1', '$2')}, ${insertCtes(3)},
+  created AS (${CREATED})
+  SELECT * FROM (
+    SELECT 'c' AS kind, seq::bigint AS seq, to_json(created_at) #>> '{}' AS json, id AS conversation_id,
+           '' AS query_id, 0::float8 AS exp FROM created
+    UNION ALL
+    SELECT 'm', seq, json, conversation_id, query_id, exp FROM ins) x
+  ORDER BY kind, seq`;
