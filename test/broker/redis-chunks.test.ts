@@ -118,6 +118,69 @@ describe('Redis chunk store across replicas', () => {
     }
   });
 
+  it("delivers a replica's own writes on the script's reply, and every record once in order to both listeners when writes interleave", async () => {
+    const keyPrefix = fresh();
+    const logs: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: new Writable({
+        write(line, _enc, done) {
+          logs.push(String(line));
+          done();
+        },
+      }),
+    });
+    const a = await openStore({ url: sharedRedisUrl(), keyPrefix, maxBatch: 3 }, logger);
+    const b = await openStore({ url: sharedRedisUrl(), keyPrefix, maxBatch: 3 });
+    const admin = new Redis(sharedRedisUrl());
+    try {
+      const seenA: StoredChunk[] = [];
+      const seenB: StoredChunk[] = [];
+      a.onAppend((e) => seenA.push(e));
+      b.onAppend((e) => seenB.push(e));
+      // A's blocking read is cut (its reconnect waits ≥ 100 ms): what A writes now reaches A's
+      // listener on the script's reply, not through the read.
+      await killReader(admin, a);
+      await eventually(() => logs.join('').includes('chunk reader lost Redis'));
+      for (let i = 0; i < 5; i++) {
+        const written = await a.append('own', texts([{ i }, { j: i }]));
+        expect(seenA.slice(-2).map((e) => e.json)).toEqual(written.map((e) => e.json));
+      }
+      const { marker } = await a.complete('own');
+      expect(seenA.at(-1)?.json).toBe(marker?.json);
+      expect(seenA).toHaveLength(11);
+      // The read, once back, skips what was delivered already.
+      await eventually(() => logs.join('').includes('chunk reader reconnected'));
+      // Both write at once, in batches of 3 that interleave with the other replica's script calls.
+      await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          (i % 2 ? a : b).append(
+            `q${i % 5}`,
+            texts(Array.from({ length: 1 + (i % 7) }, (_, k) => ({ i, k }))),
+          ),
+        ),
+      );
+      const total = 11 + Array.from({ length: 40 }, (_, i) => 1 + (i % 7)).reduce((x, y) => x + y, 0);
+      await eventually(() => seenA.length >= total && seenB.length >= total);
+      await new Promise((r) => setTimeout(r, 100)); // a duplicate would arrive within the next read
+      expectConsecutive(
+        seenA.map((e) => e.seq),
+        1,
+        total,
+      );
+      expectConsecutive(
+        seenB.map((e) => e.seq),
+        1,
+        total,
+      );
+      expect(seenA.map((e) => e.json)).toEqual(seenB.map((e) => e.json));
+    } finally {
+      admin.disconnect();
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('tells every replica of a purge on any of them, also one whose reader was cut at the time', async () => {
     const keyPrefix = fresh();
     const a = await openStore({ url: sharedRedisUrl(), keyPrefix });

@@ -23,6 +23,7 @@ export interface FirehoseReaderOptions {
   count?: number;
 }
 
+const seqOf = (id: string) => Number.parseInt(id, 10);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 /**
@@ -47,6 +48,20 @@ export class FirehoseReader {
   /** The id of the last delivered entry (undefined until the start point is known). */
   get lastId(): string | undefined {
     return this.#lastId;
+  }
+
+  /**
+   * Records this process wrote, handed in on the script's reply (`first` is their first sequence):
+   * when they follow the last delivered entry directly, they are delivered now, without waiting
+   * for the blocked XREAD to wake and answer; the read then skips them. Returns how many were
+   * delivered: none when another writer's entries come first — those, and these after them,
+   * arrive through the read in order.
+   */
+  deliverOwn<T>(records: T[], first: number, deliver: (records: T[]) => void): number {
+    if (this.#lastId === undefined || seqOf(this.#lastId) !== first - 1 || !records.length) return 0;
+    this.#lastId = `${first + records.length - 1}-0`;
+    deliver(records);
+    return records.length;
   }
 
   start(): void {
@@ -83,7 +98,7 @@ export class FirehoseReader {
           this.#purgeId = (purged[purged.length - 1] as RawEntry)[0];
           this.#o.onPurge?.();
         }
-        const entries = res?.find(([k]) => k === key)?.[1];
+        const entries = this.#unseen(res?.find(([k]) => k === key)?.[1]);
         if (!entries?.length) continue;
         this.#gapCheck(entries);
         this.#lastId = (entries[entries.length - 1] as RawEntry)[0];
@@ -101,6 +116,14 @@ export class FirehoseReader {
         await sleep(backoff);
       }
     }
+  }
+
+  /** Entries after the last delivered one (this process's own may have been delivered meanwhile). */
+  #unseen(entries: RawEntry[] | undefined): RawEntry[] | undefined {
+    if (!entries?.length || this.#lastId === undefined) return entries;
+    const last = seqOf(this.#lastId);
+    if (seqOf((entries[0] as RawEntry)[0]) > last) return entries;
+    return entries.filter(([id]) => seqOf(id) > last);
   }
 
   /**

@@ -12,6 +12,7 @@ import {
   StorageUnavailableError,
   storageError,
 } from './redis-connection.ts';
+import { ChunkDelivery } from './redis-delivery.ts';
 import { FirehoseReader } from './redis-reader.ts';
 import { type RawEntry, recordOf, toBatches } from './redis-records.ts';
 import { APPEND_SCRIPT, COMPLETE_SCRIPT } from './redis-scripts.ts';
@@ -53,9 +54,11 @@ type ScriptedRedis = Redis & {
 /**
  * Chunks in Redis streams (see docs/broker.md "Redis chunk backend"): a firehose stream and one
  * stream per query, entry id `<sequence>-0` (sequences from one counter, stable whatever is trimmed),
- * a state hash per query, writes as atomic Lua scripts. Listeners are fed only by the shared
- * blocking reader — also for this process's own writes — so every replica sees the same records
- * in the same (sequence) order exactly once.
+ * a state hash per query, writes as atomic Lua scripts. Listeners are fed by the shared blocking
+ * reader, in sequence order, exactly once, so every replica sees the same records in the same
+ * order; this process's own writes are handed to the reader on the script's reply and delivered at
+ * once when nothing comes before them (FirehoseReader.deliverOwn) — a chunk written here reaches
+ * this replica's watchers without the blocked read's wake-up round trip.
  */
 export class RedisChunkStore implements ChunkStore {
   readonly #cmd: ScriptedRedis;
@@ -64,9 +67,7 @@ export class RedisChunkStore implements ChunkStore {
   readonly #o: RedisChunkStoreOptions;
   readonly #log: Logger;
   readonly #p: string;
-  readonly #listeners: Array<(c: StoredChunk) => void> = [];
-  readonly #purgeListeners: Array<() => void> = [];
-  #head = 0;
+  readonly #live: ChunkDelivery;
   /** The last connection error (cleared when a connection is ready again), for health. */
   readonly #conn: { error?: string | undefined } = {};
   /** Names this store's connections in CLIENT LIST (`berth-chunks[-reader]-<instance>`). */
@@ -76,6 +77,7 @@ export class RedisChunkStore implements ChunkStore {
     this.#o = opts;
     this.#log = logger;
     this.#p = opts.keyPrefix ?? 'berth:chunks:';
+    this.#live = new ChunkDelivery(logger, opts.ttlSeconds);
     this.#cmd = createRedis(redisOptions(opts, `berth-chunks-${this.instance}`)) as ScriptedRedis;
     this.#readerConn = createRedis(readerOptions(opts, `berth-chunks-reader-${this.instance}`));
     // ioredis sends EVALSHA and falls back to EVAL after a NOSCRIPT (a restarted Redis).
@@ -93,7 +95,7 @@ export class RedisChunkStore implements ChunkStore {
       try {
         const last = (await this.#cmd.xrevrange(this.#key('fh'), '+', '-', 'COUNT', 1)) as RawEntry[];
         startId = last[0]?.[0] ?? '0-0';
-        this.#head = Number.parseInt(startId, 10);
+        this.#live.head = Number.parseInt(startId, 10);
       } catch {
         // The reader finds its start point itself once Redis answers.
       }
@@ -107,18 +109,16 @@ export class RedisChunkStore implements ChunkStore {
       conn: this.#readerConn,
       key: this.#key('fh'),
       startId,
-      deliver: (entries) => this.#deliver(entries),
+      deliver: (entries) => this.#live.entries(entries),
       purgeKey: this.#key('purges'),
-      onPurge: () => {
-        for (const l of this.#purgeListeners) l();
-      },
+      onPurge: () => this.#live.purged(),
       logger: this.#log,
     });
     this.#reader.start();
   }
 
   head(): number {
-    return this.#head;
+    return this.#live.head;
   }
 
   /**
@@ -128,15 +128,15 @@ export class RedisChunkStore implements ChunkStore {
    */
   async committedHead(): Promise<number> {
     const v = await this.#run(this.#cmd.get(this.#key('seq')));
-    return Math.max(this.#head, Number(v ?? 0));
+    return Math.max(this.#live.head, Number(v ?? 0));
   }
 
   onAppend(listener: (c: StoredChunk) => void): void {
-    this.#listeners.push(listener);
+    this.#live.onAppend(listener);
   }
 
   onPurge(listener: () => void): void {
-    this.#purgeListeners.push(listener);
+    this.#live.onPurge(listener);
   }
 
   /** Both connections up and the reader positioned (for /readyz: live delivery matters as much as writes). */
@@ -178,8 +178,7 @@ export class RedisChunkStore implements ChunkStore {
         out.push(
           storedChunk((firsts[i] as number) + j, query, now, json, b.flags[j] === '1', expiresAt, true),
         );
-    const last = out[out.length - 1];
-    if (last && last.seq > this.#head) this.#head = last.seq;
+    this.#live.own(out, this.#reader);
     return out;
   }
 
@@ -191,8 +190,8 @@ export class RedisChunkStore implements ChunkStore {
     );
     if (seq < 0) return { result: 'unknown' };
     if (seq === 0) return { result: 'already_completed' };
-    if (seq > this.#head) this.#head = seq;
     const marker = storedChunk(seq, query, now, undefined, false, now + this.#o.ttlSeconds * 1000, true);
+    this.#live.own([marker], this.#reader);
     return { result: 'completed', marker };
   }
 
@@ -291,20 +290,6 @@ export class RedisChunkStore implements ChunkStore {
       return await p;
     } catch (err) {
       throw storageError(err);
-    }
-  }
-
-  #deliver(entries: RawEntry[]): void {
-    const expiresAt = Date.now() + this.#o.ttlSeconds * 1000;
-    for (const entry of entries) {
-      const e = recordOf(entry, undefined, expiresAt);
-      if (e.seq > this.#head) this.#head = e.seq;
-      for (const l of this.#listeners)
-        try {
-          l(e);
-        } catch (err) {
-          this.#log.error({ err, seq: e.seq }, 'chunk listener failed');
-        }
     }
   }
 }
