@@ -8,3 +8,6 @@ parentPort?.on('message', ({ id, input }: { id: number; input: ExportInput }) =>
   // The spans' bytes move to the event loop without a copy.
   parentPort?.postMessage({ id, result }, result.ok ? batchTransfer(result.batch) : []);
 });
+
+// Loaded: the event loop starts sending exports here (until now it decoded them itself).
+parentPort?.postMessage({ ready: true });

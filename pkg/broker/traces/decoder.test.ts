@@ -27,6 +27,7 @@ describe('ThreadDecoder', () => {
   it('decodes on its thread exactly as inline, plain and gzip, refusals included', async () => {
     const d = new ThreadDecoder(logger);
     open.push(d);
+    await d.started();
     const cases = [
       input(Buffer.from(body)),
       input(gzipSync(body), { gzip: true }),
@@ -50,10 +51,19 @@ describe('ThreadDecoder', () => {
   it('answers what was queued on a thread that died with 503, and starts a new one', async () => {
     const d = new ThreadDecoder(logger, new URL('./testdata/dying-worker.ts', import.meta.url));
     open.push(d);
+    await d.started();
     expect((await d.decode(input(Buffer.from(body)))).ok).toBe(true);
     const dying = await d.decode(input(Buffer.from(body), { maxBytes: 13 }));
     expect(dying).toMatchObject({ ok: false, status: 503, code: 'decoder_unavailable' });
     expect((await d.decode(input(Buffer.from(body)))).ok).toBe(true);
+  });
+
+  it('decodes inline while its thread is starting, instead of queueing behind the start', async () => {
+    // A thread that loads but never says it is ready (nor answers): every export is still decoded.
+    const d = new ThreadDecoder(logger, new URL('./testdata/silent-worker.ts', import.meta.url));
+    open.push(d);
+    const results = await Promise.all(Array.from({ length: 5 }, () => d.decode(input(Buffer.from(body)))));
+    expect(results.map((r) => r.ok && r.rejected)).toEqual([1, 1, 1, 1, 1]);
   });
 
   it('decodes inline once closed', async () => {

@@ -30,13 +30,17 @@ export function otlpDecoder(mode: 'auto' | 'on' | 'off', logger: Logger): OtlpDe
  * every other request of the broker, and it runs beside them on a second core (agent-shaped exports
  * ingest ~1.4× faster on 2 cores, docs/broker.md). The thread starts on the first export (an idle
  * broker keeps its footprint) and again after it died; what was queued on a dead thread is
- * answered 503.
+ * answered 503. Until a starting thread says it is ready (its isolate up and its modules loaded,
+ * tens of milliseconds to a second on a busy machine), exports are decoded inline: queued behind
+ * the start-up they waited for it, and a fresh broker answered ~300 exports in its first second.
  */
 export class ThreadDecoder implements OtlpDecoder {
   readonly #logger: Logger;
   readonly #url: URL;
   readonly #pending = new Map<number, (r: DecodedExport) => void>();
   #worker: Worker | undefined;
+  #ready = false;
+  #onReady: Array<() => void> = [];
   #next = 0;
   #closed = false;
 
@@ -49,6 +53,7 @@ export class ThreadDecoder implements OtlpDecoder {
   decode(input: ExportInput): Promise<DecodedExport> {
     if (this.#closed || this.#pending.size >= MAX_QUEUED) return Promise.resolve(decodeExport(input));
     const worker = this.#worker ?? this.#start();
+    if (!this.#ready) return Promise.resolve(decodeExport(input));
     const id = this.#next++;
     const { body } = input;
     // The body's own buffer moves to the thread without a copy (a view into a shared one is copied).
@@ -60,6 +65,13 @@ export class ThreadDecoder implements OtlpDecoder {
     });
   }
 
+  /** Starts the thread if it is not running and resolves once it takes exports. */
+  started(): Promise<void> {
+    if (!this.#worker) this.#start();
+    if (this.#ready) return Promise.resolve();
+    return new Promise((resolve) => this.#onReady.push(resolve));
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
     await this.#worker?.terminate();
@@ -69,14 +81,24 @@ export class ThreadDecoder implements OtlpDecoder {
     const worker = new Worker(this.#url, { resourceLimits: { maxYoungGenerationSizeMb: YOUNG_MB } });
     // Never what keeps the process alive: the HTTP server does, while there are requests.
     worker.unref();
-    worker.on('message', ({ id, result }: { id: number; result: DecodedExport }) => {
+    this.#ready = false;
+    worker.on('message', ({ id, result, ready }: { id: number; result: DecodedExport; ready?: true }) => {
+      if (ready) {
+        if (this.#worker !== worker) return;
+        this.#ready = true;
+        for (const r of this.#onReady.splice(0)) r();
+        return;
+      }
       const done = this.#pending.get(id);
       this.#pending.delete(id);
       done?.(result);
     });
     worker.on('error', (err) => this.#logger.error({ err }, 'OTLP decoding thread failed'));
     worker.on('exit', (code) => {
-      if (this.#worker === worker) this.#worker = undefined;
+      if (this.#worker === worker) {
+        this.#worker = undefined;
+        this.#ready = false;
+      }
       if (!this.#closed)
         this.#logger.warn({ code, queued: this.#pending.size }, 'OTLP decoding thread exited');
       const stopped = refusal('decoder_unavailable', 'the OTLP decoding thread stopped; retry the export');
