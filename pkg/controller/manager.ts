@@ -22,6 +22,7 @@ import { addSeeder, type SeedSource } from './marketplace/seeder.ts';
 import { McpServerReconciler, type McpServerReconcilerOptions } from './mcpserver/reconciler.ts';
 import { MemoryReconciler } from './memory.ts';
 import { ControllerMetrics } from './metrics.ts';
+import { waitingQueries } from './query/dependencies.ts';
 import { QueryReconciler, type QueryReconcilerOptions } from './query/reconciler.ts';
 import { ServerRunnable, startMetrics, startProbes } from './servers.ts';
 
@@ -188,6 +189,9 @@ export async function startController(opts: StartControllerOptions): Promise<Run
     metrics.track(
       new Controller({ ...common, name: 'query', workers: queryWorkers, reconciler: queries })
         .for(cache, Kinds.Query)
+        // A Query waiting for its Memory or an MCPServer to be resolved runs once it is (query/dependencies.ts).
+        .watches(cache, Kinds.Memory, (o) => waitingQueries(cache, 'Memory', o))
+        .watches(cache, Kinds.MCPServer, (o) => waitingQueries(cache, 'MCPServer', o))
         .source(queries.runEnded),
     ),
   );

@@ -11,6 +11,7 @@ import type { Model } from '../api/kinds/model.ts';
 import type { Team } from '../api/kinds/team.ts';
 import type { Tool } from '../api/kinds/tool.ts';
 import type { PausedOutcome } from './approval/pause.ts';
+import type { Unresolved } from './readiness.ts';
 
 /** Read access to the objects a query needs, served from the informer caches (never per-call GETs). */
 export interface ResourceLookup {
@@ -58,9 +59,20 @@ export interface RunContext {
   signal: AbortSignal;
   /** Called as soon as the conversation id is known, so status can show it while the query runs. */
   onConversation?: (conversationId: string) => void;
+  /**
+   * Time of spec.timeout already spent before the run (the Query waited for its Memory or an
+   * MCPServer to be resolved): the run gets what remains, so the whole wait for an answer stays
+   * within spec.timeout.
+   */
+  spentMs?: number;
 }
 
 export interface QueryEngine {
   /** Runs the Query to an outcome. Never throws for query-level failures: they are an `error` outcome. */
   run(query: Query, ctx: RunContext): Promise<QueryOutcome>;
+  /**
+   * What the Query waits for before it can run (an object that exists but is not resolved yet:
+   * pkg/engine/readiness.ts), else undefined. An engine without it never makes a Query wait.
+   */
+  waitsFor?(query: Query): Unresolved | undefined;
 }

@@ -18,6 +18,7 @@ import type { EventQueueStats } from './event-queue.ts';
 import { createHttpClient } from './http.ts';
 import { McpClient } from './mcp/index.ts';
 import { ModelClients } from './model-client.ts';
+import { unresolvedDependency } from './readiness.ts';
 import { runQuery } from './run.ts';
 import { errorMessage } from './scope.ts';
 import { boundedText, type UpstreamLimits } from './upstream.ts';
@@ -117,6 +118,7 @@ export function createQueryEngine(opts: QueryEngineOptions): BerthQueryEngine {
         running--;
       }
     },
+    waitsFor: (query) => unresolvedDependency(opts.lookup, query),
     stats: () => ({ running, events: sinks.stats() }),
     flush: () => sinks.flush(),
     async close() {

@@ -32,7 +32,8 @@ import { runTeam } from './targets/team.ts';
 import { requireTool, runToolTarget } from './targets/tool.ts';
 import { SEMCONV_SESSION_ATTRIBUTE, SESSION_ATTRIBUTE, startRootSpan } from './tracing.ts';
 
-const DEFAULT_TIMEOUT = '5m';
+/** spec.timeout when the Query gives none (the controller's wait for dependencies counts against it). */
+export const DEFAULT_TIMEOUT = '5m';
 const DEFAULT_TTL = '720h';
 
 function stringData(extra: Record<string, unknown>): Record<string, string> {
@@ -159,7 +160,8 @@ export async function runQuery(deps: EngineDeps, query: Query, ctx: RunContext):
   const started = performance.now();
   // A run resumed after a pause (docs/approvals.md): the wait does not count against spec.timeout.
   const resume = resumeOf(query);
-  const priorMs = resume.checkpoint?.runMs ?? 0;
+  // A fresh run that first waited for its dependencies: that wait does count (RunContext.spentMs).
+  const priorMs = resume.checkpoint?.runMs ?? ctx.spentMs ?? 0;
   let timeoutMs: number;
   let timeoutProblem: string | undefined;
   try {

@@ -69,8 +69,9 @@ const wipes = (what: string) =>
   tools.calls.filter((c) => c.path === '/wipe' && (c.body as { what?: string })?.what === what).length;
 
 /**
- * The Memory is resolved by the controller that just started: a Query that runs before it does
- * fails (its Memory has no address yet), so the query waits for it.
+ * The Memory is resolved by the controller that just started. A Query created before that would
+ * wait pending (MemoryNotReady) and run once it is (test/controller/dependency-wait.test.ts); waiting
+ * here keeps this test's timings about the pause alone.
  */
 async function memoryResolved(): Promise<void> {
   await until(

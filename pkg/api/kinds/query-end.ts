@@ -16,7 +16,8 @@ export const QUERY_END_REASONS = {
   Succeeded: { phase: 'done', description: 'The target answered; status.response holds the answer.' },
   Timeout: {
     phase: 'error',
-    description: 'spec.timeout passed before the run ended (the run was aborted).',
+    description:
+      'spec.timeout passed before the run ended (the run was aborted), or while the Query waited for its Memory or an MCPServer to be resolved (QUERY_WAIT_REASONS).',
   },
   ModelError: {
     phase: 'error',
@@ -31,7 +32,7 @@ export const QUERY_END_REASONS = {
   MemoryError: {
     phase: 'error',
     description:
-      "The query's Memory failed: not found, no resolved address yet, or reading or writing the conversation failed.",
+      "The query's Memory failed: a named one not found, or reading or writing the conversation failed (one not resolved yet is waited for: MemoryNotReady).",
   },
   TargetNotFound: {
     phase: 'error',
@@ -103,4 +104,27 @@ export function endReasonOf(phase: EndReasonDef['phase'], reason: unknown): Quer
   return isQueryEndReason(reason) && QUERY_END_REASONS[reason].phase === phase
     ? reason
     : REASON_OF_PHASE[phase];
+}
+
+/**
+ * Why a pending Query has not started: the reason of its `Completed=False` condition while an
+ * object it needs exists but has not been resolved by its controller yet (objects applied together
+ * reach the controller in any order). Level-based, as controller-runtime requeues: the Query runs
+ * once the object resolves, and ends `Timeout` if spec.timeout passes first (docs/controller.md).
+ * An object that does not exist is not waited for: the run fails it with its end reason.
+ */
+export const QUERY_WAIT_REASONS = {
+  MemoryNotReady: {
+    description: "The Query's Memory exists but has no status.lastResolvedAddress yet.",
+  },
+  MCPServerNotReady: {
+    description:
+      'An MCPServer the target calls exists but has no address yet (no status.lastResolvedAddress, no spec.address.value).',
+  },
+} as const satisfies Record<string, { description: string }>;
+
+export type QueryWaitReason = keyof typeof QUERY_WAIT_REASONS;
+
+export function isQueryWaitReason(value: unknown): value is QueryWaitReason {
+  return typeof value === 'string' && Object.hasOwn(QUERY_WAIT_REASONS, value);
 }

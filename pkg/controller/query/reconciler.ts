@@ -7,6 +7,7 @@ import type { EventRecorder } from '../../kube/events.ts';
 import { type Logger, truncateForLog } from '../../log/index.ts';
 import { Runs } from '../runs/index.ts';
 import { RunReconciler } from '../runs/reconciler.ts';
+import { dependencyStep, spentWaiting } from './dependencies.ts';
 import { QueryFinalizer } from './finalize.ts';
 import { type QueryRun, RunningStatus } from './running-status.ts';
 import { endedWithoutRun, finishedStatus, waitingStatus } from './status.ts';
@@ -139,14 +140,32 @@ export class QueryReconciler extends RunReconciler<QueryOutcome> {
       await this.writeFinal(q, status, ctx.signal, true);
       return undefined;
     }
-    if (this.runs.size >= this.o.maxConcurrentRuns) return { requeueAfterMs: 1000 };
     // Stopping: the next leader starts it (the lease is released once the runs in flight end).
     if (this.#draining) return { requeueAfterMs: 1000 };
+    // Its Memory or an MCPServer is not resolved yet: it waits, pending (dependencies.ts).
+    const blocker = engine.waitsFor?.(q);
+    if (blocker) {
+      const step = dependencyStep(q, blocker, new Date());
+      const waitingFor = `${blocker.kind}/${blocker.name}`;
+      if (step.kind === 'timeout') {
+        ctx.logger.warn({ waitingFor }, 'query timed out waiting for a dependency');
+        await this.writeFinal(q, step.status, ctx.signal, true);
+        return undefined;
+      }
+      if (step.kind === 'wait') {
+        if (step.status) {
+          ctx.logger.info({ waitingFor, reason: blocker.reason }, 'query waits for a dependency');
+          await this.writeFinal(q, step.status, ctx.signal, true);
+        }
+        return { requeueAfterMs: step.requeueAfterMs };
+      }
+    }
+    if (this.runs.size >= this.o.maxConcurrentRuns) return { requeueAfterMs: 1000 };
     const run = this.runs.start(q.metadata.uid ?? '', req);
     const log = ctx.logger.child({ uid: q.metadata.uid });
     const input = typeof q.spec.input === 'string' ? q.spec.input : JSON.stringify(q.spec.input);
     log.info({ target: q.spec.target, input: truncateForLog(input) }, 'query dispatched to the engine');
-    void this.execute(engine, q, run, log);
+    void this.execute(engine, q, run, log, false, spentWaiting(q, Date.now()));
     return undefined;
   }
 
@@ -182,6 +201,7 @@ export class QueryReconciler extends RunReconciler<QueryOutcome> {
     run: QueryRun,
     log: Logger,
     resumed = false,
+    spentMs = 0,
   ): Promise<void> {
     // A resumed run was claimed with phase running already: nothing more to write while it runs.
     const live = new RunningStatus({
@@ -195,6 +215,7 @@ export class QueryReconciler extends RunReconciler<QueryOutcome> {
       run.outcome = await engine.run(q, {
         signal: run.ctl.signal,
         onConversation: (conversationId) => live.conversation(conversationId),
+        ...(spentMs > 0 ? { spentMs } : {}),
       });
     } catch (err) {
       run.outcome = { phase: 'error', message: `engine failed: ${(err as Error).message}` };

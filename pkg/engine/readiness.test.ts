@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import type { Agent, MCPServer, Memory, Query, Team, Tool } from '../api/index.ts';
+import type { ResourceLookup } from './contract.ts';
+import { NOT_FOUND_GRACE_MS, unresolvedDependency } from './readiness.ts';
+
+type Objects = {
+  memory?: Record<string, Partial<Memory>>;
+  server?: Record<string, Partial<MCPServer>>;
+  tool?: Record<string, Partial<Tool>>;
+  agent?: Record<string, Partial<Agent>>;
+  team?: Record<string, Partial<Team>>;
+};
+
+/** A lookup over plain objects of namespace `ns` (the engine's seam, no cache). */
+function lookup(o: Objects): ResourceLookup {
+  const of =
+    <T>(m: Record<string, Partial<T>> | undefined) =>
+    (ns: string, name: string) =>
+      ns === 'ns' && m?.[name] ? (m[name] as T) : undefined;
+  return {
+    memory: of(o.memory),
+    mcpServer: of(o.server),
+    tool: of(o.tool),
+    agent: of(o.agent),
+    team: of(o.team),
+    model: () => undefined,
+    secretValue: () => undefined,
+  };
+}
+
+const query = (target: string, memory?: string) =>
+  ({
+    metadata: { name: 'q', namespace: 'ns' },
+    spec: {
+      input: 'hi',
+      target: { type: target.split('/')[0], name: target.split('/')[1] },
+      ...(memory ? { memory: { name: memory } } : {}),
+    },
+  }) as Query;
+
+const resolved = { spec: { address: { value: 'http://m' } }, status: { lastResolvedAddress: 'http://m' } };
+const unresolvedMemory = { spec: {}, status: { phase: 'error', message: 'Service ns/mem not found' } };
+const serviceServer = { spec: { address: { valueFrom: { serviceRef: { name: 's', port: 80 } } } } };
+
+describe('unresolvedDependency', () => {
+  it('waits for an existing Memory without an address, the named one or "default"', () => {
+    const l = lookup({ memory: { default: unresolvedMemory as Partial<Memory>, other: resolved } });
+    expect(unresolvedDependency(l, query('model/m'))).toEqual({
+      reason: 'MemoryNotReady',
+      kind: 'Memory',
+      name: 'default',
+      message: 'waiting for Memory default to be resolved: Service ns/mem not found',
+    });
+    expect(unresolvedDependency(l, query('model/m', 'other'))).toBeUndefined();
+  });
+
+  it('does not wait for a Memory that does not exist (the run fails a named one, runs without a default)', () => {
+    const l = lookup({});
+    expect(unresolvedDependency(l, query('model/m', 'missing'))).toBeUndefined();
+    expect(unresolvedDependency(l, query('model/m'))).toBeUndefined();
+  });
+
+  it(`looks for a named Memory or an MCPServer not in the cache for ${NOT_FOUND_GRACE_MS} ms after the Query's creation`, () => {
+    const created = Date.parse('2026-01-01T00:00:00Z');
+    const young = (target: string, memory?: string) => {
+      const q = query(target, memory);
+      q.metadata.creationTimestamp = new Date(created).toISOString();
+      return q;
+    };
+    const l = lookup({
+      tool: {
+        t: { spec: { type: 'mcp', mcp: { serverRef: { name: 'gone' }, toolName: 'x' } } } as Partial<Tool>,
+      },
+    });
+    const soon = created + 1000;
+    expect(unresolvedDependency(l, young('model/m', 'late'), soon)).toEqual({
+      reason: 'MemoryNotReady',
+      kind: 'Memory',
+      name: 'late',
+      until: created + NOT_FOUND_GRACE_MS,
+      message: 'waiting for Memory late: not found in namespace ns yet',
+    });
+    expect(unresolvedDependency(l, young('tool/t'), soon)).toMatchObject({
+      reason: 'MCPServerNotReady',
+      name: 'gone',
+      until: created + NOT_FOUND_GRACE_MS,
+    });
+    // The default Memory is never looked for: a namespace without one would hold every Query.
+    expect(unresolvedDependency(l, young('model/m'), soon)).toBeUndefined();
+    // Past the grace: missing means missing, the run fails it.
+    const later = created + NOT_FOUND_GRACE_MS;
+    expect(unresolvedDependency(l, young('model/m', 'late'), later)).toBeUndefined();
+    expect(unresolvedDependency(l, young('tool/t'), later)).toBeUndefined();
+  });
+
+  it('waits for the MCPServer of an mcp Tool target; a direct spec.address.value needs no resolution', () => {
+    const mcpTool = (server: string) => ({
+      spec: { type: 'mcp', mcp: { serverRef: { name: server }, toolName: 't' } },
+    });
+    const l = lookup({
+      server: {
+        svc: serviceServer as Partial<MCPServer>,
+        direct: { spec: { address: { value: 'http://d' } } } as Partial<MCPServer>,
+      },
+      tool: { a: mcpTool('svc') as Partial<Tool>, b: mcpTool('direct') as Partial<Tool> },
+    });
+    expect(unresolvedDependency(l, query('tool/a'))).toMatchObject({
+      reason: 'MCPServerNotReady',
+      kind: 'MCPServer',
+      name: 'svc',
+    });
+    expect(unresolvedDependency(l, query('tool/b'))).toBeUndefined();
+  });
+
+  it("walks an Agent's tools and a Team's members, nested teams and cycles included", () => {
+    const l = lookup({
+      server: { svc: serviceServer as Partial<MCPServer> },
+      agent: {
+        plain: { spec: { prompt: 'p', tools: [{ builtin: 'ask_user' }] } } as Partial<Agent>,
+        user: { spec: { prompt: 'p', tools: [{ mcpServerRef: { name: 'svc' } }] } } as Partial<Agent>,
+      },
+      team: {
+        outer: { spec: { members: [{ type: 'team', name: 'inner' }] } } as Partial<Team>,
+        inner: {
+          spec: {
+            members: [
+              { type: 'agent', name: 'plain' },
+              { type: 'team', name: 'outer' }, // a cycle: the run refuses it, the walk stops
+              { type: 'agent', name: 'user' },
+            ],
+          },
+        } as Partial<Team>,
+        quiet: { spec: { members: [{ type: 'agent', name: 'plain' }] } } as Partial<Team>,
+      },
+    });
+    expect(unresolvedDependency(l, query('agent/user'))?.name).toBe('svc');
+    expect(unresolvedDependency(l, query('team/outer'))?.name).toBe('svc');
+    expect(unresolvedDependency(l, query('team/quiet'))).toBeUndefined();
+    expect(unresolvedDependency(l, query('agent/missing'))).toBeUndefined();
+  });
+});

@@ -1,0 +1,149 @@
+/**
+ * What a Query waits for before it can run: an object it needs that exists but that its controller
+ * has not resolved yet — its Memory without `status.lastResolvedAddress`, an MCPServer its target
+ * calls without an address. Objects applied together reach the cache in any order, so this is a
+ * wait (the controller keeps the Query pending and looks again), not a failure. One it names that
+ * is not in the cache is looked for during NOT_FOUND_GRACE_MS after the Query's creation; past that
+ * it does not exist and the run fails it as before (MemoryError, InvalidTarget).
+ * Read from the same lookup the run uses, synchronously, so what passes here resolves in the run.
+ */
+import { DEFAULT_MEMORY_NAME, type Query, type QueryWaitReason } from '../api/index.ts';
+import type { Agent } from '../api/kinds/agent.ts';
+import type { MCPServer } from '../api/kinds/mcpserver.ts';
+import type { ResourceLookup } from './contract.ts';
+
+export interface Unresolved {
+  reason: QueryWaitReason;
+  kind: 'Memory' | 'MCPServer';
+  name: string;
+  /** For the condition: `waiting for Memory m to be resolved (…its status message)`. */
+  message: string;
+  /**
+   * Set when the object is not in the cache at all and the Query is younger than
+   * NOT_FOUND_GRACE_MS: until then (ms since the epoch) it is looked for again; after, the run
+   * fails it as missing.
+   */
+  until?: number;
+}
+
+/**
+ * How long after its creation a Query looks again for a Memory or MCPServer it names that is not
+ * in the cache: objects applied together reach the controller's cache in any order (separate
+ * watches). Past it, missing means missing and the run fails it. The Evaluation reconciler's grace
+ * for a missing subject is the same.
+ */
+export const NOT_FOUND_GRACE_MS = 5000;
+
+const waiting = (reason: QueryWaitReason, kind: Unresolved['kind'], name: string, why?: string) => ({
+  reason,
+  kind,
+  name,
+  message: `waiting for ${kind} ${name} to be resolved${why ? `: ${why}` : ''}`,
+});
+
+const notFoundYet = (
+  reason: QueryWaitReason,
+  kind: Unresolved['kind'],
+  name: string,
+  namespace: string,
+  until: number,
+) => ({
+  reason,
+  kind,
+  name,
+  until,
+  message: `waiting for ${kind} ${name}: not found in namespace ${namespace} yet`,
+});
+
+/**
+ * The first object the Query waits for, or undefined when it can run now. A Memory `default` that is
+ * not in the cache is not waited for: every Query without one would wait (it runs without memory).
+ */
+export function unresolvedDependency(
+  lookup: ResourceLookup,
+  query: Query,
+  now = Date.now(),
+): Unresolved | undefined {
+  const namespace = query.metadata.namespace ?? 'default';
+  const named = query.spec?.memory?.name;
+  const memoryName = named ?? DEFAULT_MEMORY_NAME;
+  const memory = lookup.memory(namespace, memoryName);
+  const created = Date.parse(query.metadata.creationTimestamp ?? '');
+  const graceUntil = Number.isFinite(created) ? created + NOT_FOUND_GRACE_MS : 0;
+  const young = now < graceUntil ? graceUntil : undefined;
+  if (!memory && named && young) return notFoundYet('MemoryNotReady', 'Memory', named, namespace, young);
+  if (memory && !memory.status?.lastResolvedAddress)
+    return waiting('MemoryNotReady', 'Memory', memoryName, memory.status?.message);
+  const target = query.spec?.target;
+  if (!target) return undefined;
+  const walk = new TargetWalk(lookup, namespace, young);
+  if (target.type === 'tool') return walk.tool(target.name);
+  if (target.type === 'agent') return walk.agent(target.name);
+  if (target.type === 'team') return walk.team(target.name);
+  return undefined;
+}
+
+/**
+ * MCPServers reachable from a target: a Tool of type mcp, an Agent's tools, a Team's members. Each
+ * object is visited once, so a Team that contains itself ends the walk (the run refuses it).
+ */
+class TargetWalk {
+  readonly #seen = new Set<string>();
+  readonly #lookup: ResourceLookup;
+  readonly #namespace: string;
+  /** While the Query is young: when a missing MCPServer stops being looked for. */
+  readonly #young: number | undefined;
+
+  constructor(lookup: ResourceLookup, namespace: string, young: number | undefined) {
+    this.#lookup = lookup;
+    this.#namespace = namespace;
+    this.#young = young;
+  }
+
+  #once(key: string): boolean {
+    if (this.#seen.has(key)) return false;
+    this.#seen.add(key);
+    return true;
+  }
+
+  server(name: string): Unresolved | undefined {
+    if (!this.#once(`server/${name}`)) return undefined;
+    const s: MCPServer | undefined = this.#lookup.mcpServer?.(this.#namespace, name);
+    if (!s)
+      return this.#young
+        ? notFoundYet('MCPServerNotReady', 'MCPServer', name, this.#namespace, this.#young)
+        : undefined;
+    // The engine calls status.lastResolvedAddress, else a direct spec.address.value (mcp-tool.ts).
+    if (s.status?.lastResolvedAddress || s.spec.address?.value) return undefined;
+    return waiting('MCPServerNotReady', 'MCPServer', name, s.status?.message);
+  }
+
+  tool(name: string): Unresolved | undefined {
+    if (!this.#once(`tool/${name}`)) return undefined;
+    const t = this.#lookup.tool(this.#namespace, name);
+    return t?.spec.type === 'mcp' && t.spec.mcp ? this.server(t.spec.mcp.serverRef.name) : undefined;
+  }
+
+  agent(name: string): Unresolved | undefined {
+    if (!this.#once(`agent/${name}`)) return undefined;
+    const a: Agent | undefined = this.#lookup.agent(this.#namespace, name);
+    for (const ref of a?.spec.tools ?? []) {
+      const found = ref.mcpServerRef
+        ? this.server(ref.mcpServerRef.name)
+        : ref.name
+          ? this.tool(ref.name)
+          : undefined;
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  team(name: string): Unresolved | undefined {
+    if (!this.#once(`team/${name}`)) return undefined;
+    for (const m of this.#lookup.team(this.#namespace, name)?.spec.members ?? []) {
+      const found = m.type === 'agent' ? this.agent(m.name) : this.team(m.name);
+      if (found) return found;
+    }
+    return undefined;
+  }
+}
