@@ -1,30 +1,15 @@
-import { Writable } from 'node:stream';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPgEventStore } from '../../pkg/broker/events/pg-store.ts';
 import type { StoredEvent } from '../../pkg/broker/events/types.ts';
 import { openPgBackend } from '../../pkg/broker/pg/index.ts';
 import { createLogger } from '../../pkg/log/index.ts';
+import { recordingLogger } from '../support/logs.ts';
 import { collect, post, startTestBroker } from './harness.ts';
 import { eventually, killListen, TestDatabases } from './pg-harness.ts';
 
 const dbs = new TestDatabases();
 afterAll(() => dbs.dropAll());
-
-/** A logger whose lines the test can read (to see the LISTEN connection drop and come back). */
-function recordingLogger() {
-  const lines: string[] = [];
-  const logger = createLogger({
-    level: 'info',
-    destination: new Writable({
-      write(line, _enc, done) {
-        lines.push(String(line));
-        done();
-      },
-    }),
-  });
-  return { lines, logger };
-}
 
 // Polling is pushed far out: what the test proves is delivery by NOTIFY and by the catch-up read
 // after the LISTEN connection comes back, not by the feed's insurance poll.

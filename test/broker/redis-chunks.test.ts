@@ -1,10 +1,9 @@
-import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RedisChunkStore } from '../../pkg/broker/chunks/redis-store.ts';
 import { chunkStoreContract } from '../../pkg/broker/chunks/store.contract.ts';
 import { chunkJson, chunkText, type StoredChunk } from '../../pkg/broker/chunks/types.ts';
-import { createLogger } from '../../pkg/log/index.ts';
+import { recordingLogger } from '../support/logs.ts';
 import { collect, json, post, readSse } from './harness.ts';
 import {
   brokerOn,
@@ -67,16 +66,7 @@ describe('Redis chunk store across replicas', () => {
   it("delivers A's writes to B's listener in order without gaps, also across a killed reader connection", async () => {
     const keyPrefix = fresh();
     const a = await openStore({ url: sharedRedisUrl(), keyPrefix });
-    const logs: string[] = [];
-    const logger = createLogger({
-      level: 'info',
-      destination: new Writable({
-        write(line, _enc, done) {
-          logs.push(String(line));
-          done();
-        },
-      }),
-    });
+    const { logger, lines: logs } = recordingLogger();
     const b = await openStore({ url: sharedRedisUrl(), keyPrefix }, logger);
     const admin = new Redis(sharedRedisUrl());
     try {
@@ -120,16 +110,7 @@ describe('Redis chunk store across replicas', () => {
 
   it("delivers a replica's own writes on the script's reply, and every record once in order to both listeners when writes interleave", async () => {
     const keyPrefix = fresh();
-    const logs: string[] = [];
-    const logger = createLogger({
-      level: 'info',
-      destination: new Writable({
-        write(line, _enc, done) {
-          logs.push(String(line));
-          done();
-        },
-      }),
-    });
+    const { logger, lines: logs } = recordingLogger();
     const a = await openStore({ url: sharedRedisUrl(), keyPrefix, maxBatch: 3 }, logger);
     const b = await openStore({ url: sharedRedisUrl(), keyPrefix, maxBatch: 3 });
     const admin = new Redis(sharedRedisUrl());

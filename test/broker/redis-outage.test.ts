@@ -1,12 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RedisChunkStore } from '../../pkg/broker/chunks/redis-store.ts';
 import { chunkText } from '../../pkg/broker/chunks/types.ts';
 import { freePort } from '../../pkg/kube/controlplane/ports.ts';
-import { createLogger } from '../../pkg/log/index.ts';
+import { recordingLogger } from '../support/logs.ts';
 import { post } from './harness.ts';
 import { brokerOn, eventually, OwnRedis, openStore } from './redis-support.ts';
 
@@ -17,19 +16,7 @@ afterAll(async () => {
   for (const s of servers) await s.destroy();
 });
 
-function capture() {
-  const lines: string[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    destination: new Writable({
-      write(line, _enc, done) {
-        lines.push(String(line));
-        done();
-      },
-    }),
-  });
-  return { logger, text: () => lines.join('') };
-}
+const capture = () => recordingLogger('debug');
 
 /** Appends one chunk every few ms until stopped; remembers what was acknowledged and how it failed. */
 function writer(store: RedisChunkStore) {
