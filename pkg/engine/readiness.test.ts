@@ -54,6 +54,27 @@ describe('unresolvedDependency', () => {
     expect(unresolvedDependency(l, query('model/m', 'other'))).toBeUndefined();
   });
 
+  it('does not wait for a Memory or MCPServer refused as written (a Secret that did not opt in, an address not allowed)', () => {
+    const refusedStatus = (reason: string) => ({
+      phase: 'error',
+      message: `refused: ${reason}`,
+      conditions: [{ type: 'Ready', status: 'False', reason }],
+    });
+    for (const reason of ['SecretNotUsable', 'ServiceNotWatched', 'InvalidAddress']) {
+      const l = lookup({
+        memory: { default: { spec: {}, status: refusedStatus(reason) } as Partial<Memory> },
+        tool: { t: { spec: { type: 'mcp', mcp: { serverRef: { name: 's' } } } } as Partial<Tool> },
+        server: { s: { ...serviceServer, status: refusedStatus(reason) } as Partial<MCPServer> },
+      });
+      expect(unresolvedDependency(l, query('tool/t'))).toBeUndefined();
+    }
+    // A Service that is not there yet is waited for.
+    const missing = lookup({
+      memory: { default: { spec: {}, status: refusedStatus('ServiceNotFound') } as Partial<Memory> },
+    });
+    expect(unresolvedDependency(missing, query('model/m'))).toMatchObject({ reason: 'MemoryNotReady' });
+  });
+
   it('does not wait for a Memory that does not exist (the run fails a named one, runs without a default)', () => {
     const l = lookup({});
     expect(unresolvedDependency(l, query('model/m', 'missing'))).toBeUndefined();

@@ -56,6 +56,17 @@ const notFoundYet = (
 });
 
 /**
+ * Resolution failures that no other object appearing can fix: the object is refused as written (a
+ * Secret that did not opt in, a Service outside the watched namespace, an address that is not
+ * allowed). A Query using it is not held: it runs and fails at once saying why, as a user expects
+ * of a configuration error. A missing Service or Secret, or no status yet, is waited for.
+ */
+const REFUSED = new Set(['SecretNotUsable', 'ServiceNotWatched', 'InvalidAddress']);
+
+const refused = (status: { conditions?: Array<{ status?: string; reason?: string }> } | undefined) =>
+  !!status?.conditions?.some((c) => c.status === 'False' && REFUSED.has(c.reason ?? ''));
+
+/**
  * The first object the Query waits for, or undefined when it can run now. A Memory `default` that is
  * not in the cache is not waited for: every Query without one would wait (it runs without memory).
  */
@@ -72,7 +83,7 @@ export function unresolvedDependency(
   const graceUntil = Number.isFinite(created) ? created + NOT_FOUND_GRACE_MS : 0;
   const young = now < graceUntil ? graceUntil : undefined;
   if (!memory && named && young) return notFoundYet('MemoryNotReady', 'Memory', named, namespace, young);
-  if (memory && !memory.status?.lastResolvedAddress)
+  if (memory && !memory.status?.lastResolvedAddress && !refused(memory.status))
     return waiting('MemoryNotReady', 'Memory', memoryName, memory.status?.message);
   const target = query.spec?.target;
   if (!target) return undefined;
@@ -114,7 +125,7 @@ class TargetWalk {
         ? notFoundYet('MCPServerNotReady', 'MCPServer', name, this.#namespace, this.#young)
         : undefined;
     // The engine calls status.lastResolvedAddress, else a direct spec.address.value (mcp-tool.ts).
-    if (s.status?.lastResolvedAddress || s.spec.address?.value) return undefined;
+    if (s.status?.lastResolvedAddress || s.spec.address?.value || refused(s.status)) return undefined;
     return waiting('MCPServerNotReady', 'MCPServer', name, s.status?.message);
   }
 

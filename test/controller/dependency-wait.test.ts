@@ -41,6 +41,13 @@ kind: Memory
 metadata: {name: ${name}}
 spec: {address: {value: "${address}"}}
 ---`;
+/** A Memory on a Service that does not exist (yet): in phase error, ServiceNotFound, no address. */
+const memoryOnMissingService = (name: string) => `
+apiVersion: berth.dev/v1alpha1
+kind: Memory
+metadata: {name: ${name}}
+spec: {address: {valueFrom: {serviceRef: {name: ${name}-not-yet, port: 80}}}}
+---`;
 const query = (name: string, spec: string, input = `hello ${name}`) => `
 apiVersion: berth.dev/v1alpha1
 kind: Query
@@ -100,17 +107,19 @@ describe('a Query waiting for an object to be resolved', () => {
   });
 
   it('waits pending (MemoryNotReady) while its Memory has no address, then runs once it resolves', async () => {
-    // An address the Memory reconciler refuses: the Memory exists, in phase error, without an address.
+    // The Memory exists, in phase error (its Service is not there yet), without an address.
     await apply(
-      `${memory('late', 'ftp://nowhere')}${query('late-q', 'target: {type: model, name: demo}, memory: {name: late}, timeout: 60s')}`,
+      `${memoryOnMissingService('late')}${query('late-q', 'target: {type: model, name: demo}, memory: {name: late}, timeout: 60s')}`,
     );
     const waiting = await waitQuery('late-q', waitingWith('MemoryNotReady'));
     expect(waiting.status?.phase).toBe('pending');
-    expect(completed(waiting)?.message).toMatch(/^waiting for Memory late to be resolved: .*ftp/);
+    expect(completed(waiting)?.message).toMatch(
+      /^waiting for Memory late to be resolved: .*late-not-yet.* not found/,
+    );
     await admin.patch(
       Kinds.Memory,
       { namespace: ns, name: 'late' },
-      { type: 'merge', patch: { spec: { address: { value: broker.url } } } },
+      { type: 'merge', patch: { spec: { address: { value: broker.url, valueFrom: null } } } },
     );
     const q = await waitQuery('late-q', ended);
     expect(q.status?.phase, q.status?.message).toBe('done');
@@ -120,13 +129,23 @@ describe('a Query waiting for an object to be resolved', () => {
 
   it('ends error/Timeout when spec.timeout passes while it waits', async () => {
     await apply(
-      `${memory('never', 'ftp://nowhere')}${query('never-q', 'target: {type: model, name: demo}, memory: {name: never}, timeout: 2s')}`,
+      `${memoryOnMissingService('never')}${query('never-q', 'target: {type: model, name: demo}, memory: {name: never}, timeout: 2s')}`,
     );
     await waitQuery('never-q', waitingWith('MemoryNotReady'));
     const q = await waitQuery('never-q', ended);
     expect(q.status?.phase).toBe('error');
     expect(completed(q)?.reason).toBe('Timeout');
     expect(q.status?.message).toMatch(/^query timed out after 2s \(spec\.timeout\) waiting for Memory never/);
+  });
+
+  it('a Memory refused as written (an address that is not allowed) fails the Query at once, not held', async () => {
+    await apply(
+      `${memory('refused', 'ftp://nowhere')}${query('refused-q', 'target: {type: model, name: demo}, memory: {name: refused}')}`,
+    );
+    const q = await waitQuery('refused-q', ended);
+    expect(q.status?.phase).toBe('error');
+    expect(completed(q)?.reason).toBe('MemoryError');
+    expect(q.status?.message).toContain('ftp');
   });
 
   it('a Memory that does not exist fails the Query (MemoryError) once the few seconds of grace are over', async () => {
