@@ -608,10 +608,13 @@ describe('the durable install on a node', () => {
     let ok = 0;
     const failures: string[] = [];
     let stopped = false;
+    const failedQueries: string[] = [];
     const loops = Array.from({ length: 4 }, async (_, w) => {
       for (let i = 0; !stopped; i++) {
         const text = `chat ${w}-${i}`;
         calls++;
+        // The completion's id is its Query's name: a failure names the Query, whose status is shown.
+        let id: string | undefined;
         try {
           let content = '';
           if (i % 2 === 0) {
@@ -619,6 +622,7 @@ describe('the durable install on a node', () => {
               model: 'agent/helper',
               messages: [{ role: 'user', content: text }],
             });
+            id = res.id;
             content = res.choices[0]?.message.content ?? '';
           } else {
             const stream = await client.chat.completions.create({
@@ -626,12 +630,18 @@ describe('the durable install on a node', () => {
               messages: [{ role: 'user', content: text }],
               stream: true,
             });
-            for await (const chunk of stream) content += chunk.choices[0]?.delta.content ?? '';
+            for await (const chunk of stream) {
+              id ??= chunk.id;
+              content += chunk.choices[0]?.delta.content ?? '';
+            }
           }
           if (content.includes(`cluster echo: ${text}`)) ok++;
           else failures.push(`${text}: answered ${JSON.stringify(content)}`);
         } catch (err) {
-          failures.push(`${text} (${i % 2 ? 'stream' : 'plain'}): ${(err as Error).message}`);
+          failures.push(
+            `${text} (${i % 2 ? 'stream' : 'plain'}${id ? `, query ${id}` : ''}, at ${new Date().toISOString()}): ${(err as Error).message}`,
+          );
+          if (id) failedQueries.push(id);
         }
       }
     });
@@ -674,6 +684,12 @@ describe('the durable install on a node', () => {
         seconds: secs(Date.now() - started),
       };
       console.log('rollout restart under chat load', JSON.stringify(report.chatRollout));
+      // What a failed completion's Query went through (its phase, conditions and times).
+      for (const q of failedQueries.slice(0, 5))
+        console.log(
+          `failed completion's Query ${q}:`,
+          await kubectl('get', 'query', q, '-n', NS, '-o', 'jsonpath={.status}').catch(String),
+        );
       expect(failures).toEqual([]);
       expect(ok).toBe(calls);
     } finally {

@@ -12,6 +12,7 @@ import { type ControlPlane, projectRoot, startControlPlane } from '../../pkg/kub
 import { type LocalNode, startNode } from '../../pkg/kube/controlplane/node.ts';
 import { scratchDir } from '../install/support.ts';
 import { Cluster } from '../security/tenants.ts';
+import { restartReport } from './restarts.ts';
 
 const ROOT = projectRoot();
 const MANIFESTS = join(ROOT, 'manifests');
@@ -58,6 +59,11 @@ export async function startStack(log: (m: string) => void = () => {}): Promise<S
       return dir;
     },
     async stop() {
+      // Why any pod restarted by itself (an expected crash loop included): read before the node goes.
+      const restarts = await restartReport(cluster).catch((err: Error) => [
+        `restart report failed: ${err.message}`,
+      ]);
+      if (restarts.length) log(`pods that restarted:\n${restarts.join('\n')}`);
       await started.stop();
       await cp.stop();
       cluster.remove();
