@@ -3,7 +3,11 @@
  * SDK's global propagator, because Berth never registers global OpenTelemetry state (several
  * components share one process in `berth up`).
  */
-import { type SpanContext, TraceFlags } from '@opentelemetry/api';
+import type { SpanContext } from '@opentelemetry/api';
+
+// TraceFlags.SAMPLED, written out: a value import would load @opentelemetry/api (about a hundred
+// modules) into every process that parses a traceparent, tracing on or off (docs/broker.md "Footprint").
+const SAMPLED = 0x01;
 
 const TRACEPARENT = /^([\da-f]{2})-([\da-f]{32})-([\da-f]{16})-([\da-f]{2})(-.*)?$/;
 const INVALID_TRACE = /^0+$/;
@@ -32,7 +36,7 @@ export function parseTraceparent(header: string | undefined): SpanContext | unde
   return {
     traceId,
     spanId,
-    traceFlags: Number.parseInt(flags, 16) & TraceFlags.SAMPLED,
+    traceFlags: Number.parseInt(flags, 16) & SAMPLED,
     isRemote: true,
   };
 }
