@@ -39,6 +39,8 @@ export async function brokerOn(chunks: ChunkStore, config: BrokerConfig = broker
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    /** Its SSE hub: a test ends the open streams as a draining broker does (`endAll`). */
+    hub,
     close: async () => {
       hub.stop();
       (server as unknown as { closeAllConnections(): void }).closeAllConnections();
