@@ -53,15 +53,14 @@ export class FirehoseReader {
   /**
    * Records this process wrote, handed in on the script's reply (`first` is their first sequence):
    * when they follow the last delivered entry directly, they are delivered now, without waiting
-   * for the blocked XREAD to wake and answer; the read then skips them. Returns how many were
-   * delivered: none when another writer's entries come first — those, and these after them,
-   * arrive through the read in order.
+   * for the blocked XREAD to wake and answer; the read then skips them. When another writer's
+   * entries come first, none are delivered here: those, and these after them, arrive through the
+   * read in order.
    */
-  deliverOwn<T>(records: T[], first: number, deliver: (records: T[]) => void): number {
-    if (this.#lastId === undefined || seqOf(this.#lastId) !== first - 1 || !records.length) return 0;
+  deliverOwn<T>(records: T[], first: number, deliver: (records: T[]) => void): void {
+    if (this.#lastId === undefined || seqOf(this.#lastId) !== first - 1 || !records.length) return;
     this.#lastId = `${first + records.length - 1}-0`;
     deliver(records);
-    return records.length;
   }
 
   start(): void {

@@ -40,7 +40,7 @@ export class ThreadDecoder implements OtlpDecoder {
   readonly #pending = new Map<number, (r: DecodedExport) => void>();
   #worker: Worker | undefined;
   #ready = false;
-  #onReady: Array<() => void> = [];
+  readonly #onReady: Array<() => void> = [];
   #next = 0;
   #closed = false;
 
