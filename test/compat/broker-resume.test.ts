@@ -42,6 +42,8 @@ async function service(first: string) {
   };
 }
 
+const memory = () =>
+  new MemoryChunkStore({ caps: { maxItems: 1000, maxBytes: 1 << 20 }, maxStreams: 10, ttlSeconds: 60 });
 const chunk = (text: string) => JSON.stringify({ id: 'c', choices: [{ delta: { content: text } }] });
 const post = (url: string, body: string) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then((r) => {
@@ -83,8 +85,6 @@ describe('a streamed answer across a broker shutdown', () => {
   });
 
   it('passes the shutdown frame on when the broker it reaches does not have the stream (an in-memory replacement)', async () => {
-    const memory = () =>
-      new MemoryChunkStore({ caps: { maxItems: 1000, maxBytes: 1 << 20 }, maxStreams: 10, ttlSeconds: 60 });
     const [x, y] = await Promise.all([brokerOn(memory()), brokerOn(memory())]);
     const svc = await service(x.url);
     const ctl = new AbortController();
@@ -107,4 +107,24 @@ describe('a streamed answer across a broker shutdown', () => {
       await Promise.all([x.close(), y.close()]);
     }
   });
+
+  it('asks again when the stream has not started within the broker’s wait (a Query pending for its Memory)', async () => {
+    const b = await brokerOn(memory());
+    const ctl = new AbortController();
+    try {
+      const stream = await openBrokerStream(b.url, 'late', ctl.signal, { waitSeconds: 1 });
+      const first = stream.next();
+      // Past two of the broker's 1 s waits, the Query starts writing.
+      await new Promise((r) => setTimeout(r, 2500));
+      await post(`${b.url}/stream/late`, chunk('at last'));
+      await post(`${b.url}/stream/late/complete`, '');
+      expect((await first).value).toBe(chunk('at last'));
+      const rest: string[] = [];
+      for await (const data of stream) rest.push(data);
+      expect(rest).toEqual(['[DONE]']);
+    } finally {
+      ctl.abort();
+      await b.close();
+    }
+  }, 20_000);
 });

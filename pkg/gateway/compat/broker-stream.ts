@@ -27,6 +27,14 @@ export function chunkOfData(data: string): UpstreamChunk {
 const REOPEN_DELAYS_MS = [50, 100, 200, 400, 800, 1000, 1000, 1000, 1000, 1000];
 /** Shutdowns one stream may be carried across (a rollout replaces each broker pod once). */
 const MAX_RESUMES = 5;
+/** How long the broker is asked to wait for the Query's stream to start, per request (s). */
+const WAIT_FOR_QUERY_SECONDS = 60;
+/**
+ * Waits for a stream that has not started, one after the other: a Query may stay pending for its
+ * Memory or MCP server (docs/controller.md); the reader's own deadline (the chat's wait, the MCP
+ * call's end) stops it earlier.
+ */
+const MAX_WAITS = 10;
 
 /**
  * `GET /stream/{query}` of the broker through undici's request API: its body is a Node stream, not
@@ -43,54 +51,75 @@ export async function openBrokerStream(
   brokerUrl: string,
   id: string,
   signal: AbortSignal,
+  opts: { waitSeconds?: number } = {},
 ): Promise<AsyncGenerator<string>> {
-  return resuming(await requestStream(brokerUrl, id, signal), brokerUrl, id, signal);
+  const s = { brokerUrl, id, signal, waitSeconds: opts.waitSeconds ?? WAIT_FOR_QUERY_SECONDS };
+  return resuming(await requestStream(s), s);
 }
 
-async function* resuming(
-  first: AsyncGenerator<SseEvent>,
-  brokerUrl: string,
-  id: string,
-  signal: AbortSignal,
-): AsyncGenerator<string> {
+interface StreamTarget {
+  brokerUrl: string;
+  id: string;
+  signal: AbortSignal;
+  waitSeconds: number;
+}
+
+async function* resuming(first: AsyncGenerator<SseEvent>, s: StreamTarget): AsyncGenerator<string> {
   let source = first;
   let lastId: string | undefined;
-  for (let resumes = 0; ; resumes++) {
-    let shutdown: string | undefined;
+  let resumes = 0;
+  let waits = 1;
+  for (;;) {
+    // The broker's own frame (no id: not a stored record) that ended this response, if it is one
+    // to read past.
+    let ended: { frame: string; kind: 'shutdown' | 'not-started' } | undefined;
     for await (const e of source) {
       if (e.id !== undefined) lastId = e.id;
-      else if (resumes < MAX_RESUMES && isShutdownFrame(e.data)) {
-        shutdown = e.data;
-        break; // ends this response's iteration, which releases it
+      else {
+        const kind = brokerEnd(e.data);
+        if (kind === 'shutdown' && resumes < MAX_RESUMES) ended = { frame: e.data, kind };
+        else if (kind === 'not-started' && lastId === undefined && waits < MAX_WAITS && !s.signal.aborted)
+          ended = { frame: e.data, kind };
+        if (ended) break; // ends this response's iteration, which releases it
       }
       yield e.data;
     }
-    if (shutdown === undefined) return;
-    const next = await reopen(brokerUrl, id, signal, lastId);
+    if (!ended) return;
+    let next: AsyncGenerator<SseEvent> | undefined;
+    if (ended.kind === 'shutdown') {
+      resumes++;
+      next = await reopen(s, lastId);
+    } else {
+      waits++;
+      next = await requestStream(s).catch(() => undefined);
+    }
     if (!next) {
-      yield shutdown;
+      yield ended.frame;
       return;
     }
     source = next;
   }
 }
 
-/** The shutting-down frame a draining broker ends its streams with (no id: not a stored record). */
-function isShutdownFrame(data: string): boolean {
-  return data.includes('"shutting_down"') && chunkOfData(data).error?.code === 'shutting_down';
+/**
+ * A broker's own end of a stream: it is shutting down (`shutting_down`, a draining pod), or the
+ * Query's stream did not start within the wait asked for (`timeout`).
+ */
+function brokerEnd(data: string): 'shutdown' | 'not-started' | undefined {
+  if (!data.includes('"error"')) return undefined;
+  const code = chunkOfData(data).error?.code;
+  return code === 'shutting_down' ? 'shutdown' : code === 'timeout' ? 'not-started' : undefined;
 }
 
 /** The stream again after `lastId`, retried while the broker's Service still routes to a pod that refuses; undefined when it cannot be had. */
 async function reopen(
-  brokerUrl: string,
-  id: string,
-  signal: AbortSignal,
+  s: StreamTarget,
   lastId: string | undefined,
 ): Promise<AsyncGenerator<SseEvent> | undefined> {
   for (const ms of REOPEN_DELAYS_MS) {
-    if (!(await sleep(ms, true, { signal }).catch(() => false))) return undefined;
+    if (!(await sleep(ms, true, { signal: s.signal }).catch(() => false))) return undefined;
     try {
-      return await requestStream(brokerUrl, id, signal, { lastId, resume: true });
+      return await requestStream(s, { lastId, resume: true });
     } catch (err) {
       // Not known there (an in-memory broker's replacement has none of it): nothing to resume.
       if (err instanceof CompatError && err.code === 'not_found') return undefined;
@@ -105,13 +134,11 @@ async function reopen(
  * (`resume`): the stream must already be in the broker's store, else 404 ends the relay.
  */
 async function requestStream(
-  brokerUrl: string,
-  id: string,
-  signal: AbortSignal,
+  { brokerUrl, id, signal, waitSeconds }: StreamTarget,
   { lastId, resume = false }: { lastId?: string | undefined; resume?: boolean } = {},
 ): Promise<AsyncGenerator<SseEvent>> {
   const url = new URL(`${brokerUrl.replace(/\/$/, '')}/stream/${encodeURIComponent(id)}`);
-  url.search = resume ? 'from-beginning=true' : 'from-beginning=true&wait-for-query=60';
+  url.search = resume ? 'from-beginning=true' : `from-beginning=true&wait-for-query=${waitSeconds}`;
   let res: Dispatcher.ResponseData;
   try {
     const headers: Record<string, string> = {
