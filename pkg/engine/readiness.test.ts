@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Agent, MCPServer, Memory, Query, Team, Tool } from '../api/index.ts';
+import type { Agent, MCPServer, Memory, Model, Query, Team, Tool } from '../api/index.ts';
 import type { ResourceLookup } from './contract.ts';
 import { NOT_FOUND_GRACE_MS, unresolvedDependency } from './readiness.ts';
 
@@ -9,6 +9,7 @@ type Objects = {
   tool?: Record<string, Partial<Tool>>;
   agent?: Record<string, Partial<Agent>>;
   team?: Record<string, Partial<Team>>;
+  model?: Record<string, Partial<Model>>;
 };
 
 /** A lookup over plain objects of namespace `ns` (the engine's seam, no cache). */
@@ -23,7 +24,7 @@ function lookup(o: Objects): ResourceLookup {
     tool: of(o.tool),
     agent: of(o.agent),
     team: of(o.team),
-    model: () => undefined,
+    model: of(o.model),
     secretValue: () => undefined,
   };
 }
@@ -92,6 +93,7 @@ describe('unresolvedDependency', () => {
       tool: {
         t: { spec: { type: 'mcp', mcp: { serverRef: { name: 'gone' }, toolName: 'x' } } } as Partial<Tool>,
       },
+      model: { m: {} },
     });
     const soon = created + 1000;
     expect(unresolvedDependency(l, young('model/m', 'late'), soon)).toEqual({
@@ -112,6 +114,45 @@ describe('unresolvedDependency', () => {
     const later = created + NOT_FOUND_GRACE_MS;
     expect(unresolvedDependency(l, young('model/m', 'late'), later)).toBeUndefined();
     expect(unresolvedDependency(l, young('tool/t'), later)).toBeUndefined();
+  });
+
+  it(`looks for a target, and the Agents, Teams, Tools and Models it refers to, for ${NOT_FOUND_GRACE_MS} ms when not in the cache`, () => {
+    const created = Date.parse('2026-01-01T00:00:00Z');
+    const young = (target: string) => {
+      const q = query(target);
+      q.metadata.creationTimestamp = new Date(created).toISOString();
+      return q;
+    };
+    const l = lookup({
+      agent: {
+        a: { spec: { modelRef: { name: 'm' }, tools: [{ name: 'later' }] } } as Partial<Agent>,
+        noModel: { spec: { modelRef: { name: 'notYet' } } } as Partial<Agent>,
+      },
+      team: { t: { spec: { members: [{ type: 'agent', name: 'ghost' }] } } as Partial<Team> },
+      model: { m: {} },
+    });
+    const soon = created + 1000;
+    const until = created + NOT_FOUND_GRACE_MS;
+    const notYet = (kind: string, name: string) => ({
+      reason: 'TargetNotReady',
+      kind,
+      name,
+      until,
+      message: `waiting for ${kind} ${name}: not found in namespace ns yet`,
+    });
+    expect(unresolvedDependency(l, young('agent/missing'), soon)).toEqual(notYet('Agent', 'missing'));
+    expect(unresolvedDependency(l, young('team/gone'), soon)).toEqual(notYet('Team', 'gone'));
+    expect(unresolvedDependency(l, young('tool/none'), soon)).toEqual(notYet('Tool', 'none'));
+    expect(unresolvedDependency(l, young('model/nothing'), soon)).toEqual(notYet('Model', 'nothing'));
+    // What a present target refers to: an Agent's Model and Tools, a Team's members.
+    expect(unresolvedDependency(l, young('agent/noModel'), soon)).toEqual(notYet('Model', 'notYet'));
+    expect(unresolvedDependency(l, young('agent/a'), soon)).toEqual(notYet('Tool', 'later'));
+    expect(unresolvedDependency(l, young('team/t'), soon)).toEqual(notYet('Agent', 'ghost'));
+    expect(unresolvedDependency(l, young('model/m'), soon)).toBeUndefined();
+    // Past the grace, and for a Query whose age is unknown: missing means missing, the run fails it.
+    for (const t of ['agent/missing', 'team/gone', 'tool/none', 'model/nothing', 'agent/a', 'team/t'])
+      expect(unresolvedDependency(l, young(t), until)).toBeUndefined();
+    expect(unresolvedDependency(l, query('agent/missing'), soon)).toBeUndefined();
   });
 
   it('waits for the MCPServer of an mcp Tool target; a direct spec.address.value needs no resolution', () => {

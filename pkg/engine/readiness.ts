@@ -4,7 +4,8 @@
  * calls without an address. Objects applied together reach the cache in any order, so this is a
  * wait (the controller keeps the Query pending and looks again), not a failure. One it names that
  * is not in the cache is looked for during NOT_FOUND_GRACE_MS after the Query's creation; past that
- * it does not exist and the run fails it as before (MemoryError, InvalidTarget).
+ * it does not exist and the run fails it as before (MemoryError, InvalidTarget, TargetNotFound) —
+ * also for the target itself and the Agents, Teams, Tools and Models it refers to.
  * Read from the same lookup the run uses, synchronously, so what passes here resolves in the run.
  */
 import { DEFAULT_MEMORY_NAME, type Query, type QueryWaitReason } from '../api/index.ts';
@@ -14,7 +15,7 @@ import type { ResourceLookup } from './contract.ts';
 
 export interface Unresolved {
   reason: QueryWaitReason;
-  kind: 'Memory' | 'MCPServer';
+  kind: 'Memory' | 'MCPServer' | 'Agent' | 'Team' | 'Tool' | 'Model';
   name: string;
   /** For the condition: `waiting for Memory m to be resolved (…its status message)`. */
   message: string;
@@ -34,7 +35,12 @@ export interface Unresolved {
  */
 export const NOT_FOUND_GRACE_MS = 5000;
 
-const waiting = (reason: QueryWaitReason, kind: Unresolved['kind'], name: string, why?: string) => ({
+const waiting = (
+  reason: QueryWaitReason,
+  kind: 'Memory' | 'MCPServer',
+  name: string,
+  why?: string,
+): Unresolved => ({
   reason,
   kind,
   name,
@@ -47,7 +53,7 @@ const notFoundYet = (
   name: string,
   namespace: string,
   until: number,
-) => ({
+): Unresolved => ({
   reason,
   kind,
   name,
@@ -91,12 +97,15 @@ export function unresolvedDependency(
   if (target.type === 'tool') return walk.tool(target.name);
   if (target.type === 'agent') return walk.agent(target.name);
   if (target.type === 'team') return walk.team(target.name);
+  if (target.type === 'model') return walk.model(target.name);
   return undefined;
 }
 
 /**
- * MCPServers reachable from a target: a Tool of type mcp, an Agent's tools, a Team's members. Each
- * object is visited once, so a Team that contains itself ends the walk (the run refuses it).
+ * What a target needs: the Agents, Teams, Tools and Models it refers to — each looked for again
+ * while the Query is young when it is not in the cache — and the MCPServers it calls (a Tool of type
+ * mcp, an Agent's tools, a Team's members). Each object is visited once, so a Team that contains
+ * itself ends the walk (the run refuses it).
  */
 class TargetWalk {
   readonly #seen = new Set<string>();
@@ -117,6 +126,16 @@ class TargetWalk {
     return true;
   }
 
+  /** A referenced object not in the cache: looked for again while the Query is young. */
+  #missing(kind: 'Agent' | 'Team' | 'Tool' | 'Model', name: string): Unresolved | undefined {
+    return this.#young ? notFoundYet('TargetNotReady', kind, name, this.#namespace, this.#young) : undefined;
+  }
+
+  model(name: string): Unresolved | undefined {
+    if (!this.#once(`model/${name}`)) return undefined;
+    return this.#lookup.model(this.#namespace, name) ? undefined : this.#missing('Model', name);
+  }
+
   server(name: string): Unresolved | undefined {
     if (!this.#once(`server/${name}`)) return undefined;
     const s: MCPServer | undefined = this.#lookup.mcpServer?.(this.#namespace, name);
@@ -132,13 +151,17 @@ class TargetWalk {
   tool(name: string): Unresolved | undefined {
     if (!this.#once(`tool/${name}`)) return undefined;
     const t = this.#lookup.tool(this.#namespace, name);
-    return t?.spec.type === 'mcp' && t.spec.mcp ? this.server(t.spec.mcp.serverRef.name) : undefined;
+    if (!t) return this.#missing('Tool', name);
+    return t.spec.type === 'mcp' && t.spec.mcp ? this.server(t.spec.mcp.serverRef.name) : undefined;
   }
 
   agent(name: string): Unresolved | undefined {
     if (!this.#once(`agent/${name}`)) return undefined;
     const a: Agent | undefined = this.#lookup.agent(this.#namespace, name);
-    for (const ref of a?.spec.tools ?? []) {
+    if (!a) return this.#missing('Agent', name);
+    const model = this.model(a.spec.modelRef?.name ?? 'default');
+    if (model) return model;
+    for (const ref of a.spec.tools ?? []) {
       const found = ref.mcpServerRef
         ? this.server(ref.mcpServerRef.name)
         : ref.name
@@ -151,7 +174,9 @@ class TargetWalk {
 
   team(name: string): Unresolved | undefined {
     if (!this.#once(`team/${name}`)) return undefined;
-    for (const m of this.#lookup.team(this.#namespace, name)?.spec.members ?? []) {
+    const team = this.#lookup.team(this.#namespace, name);
+    if (!team) return this.#missing('Team', name);
+    for (const m of team.spec.members ?? []) {
       const found = m.type === 'agent' ? this.agent(m.name) : this.team(m.name);
       if (found) return found;
     }

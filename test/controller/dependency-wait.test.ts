@@ -2,7 +2,8 @@
  * A Query whose Memory or MCPServer is not resolved yet, on the real control plane with the real
  * engine (the demo model), a real broker as the Memory and a real MCP server: it waits pending with
  * `Completed=False` MemoryNotReady / MCPServerNotReady and runs once the object resolves; it ends
- * Timeout if spec.timeout passes first; a Memory that does not exist still fails it at once.
+ * Timeout if spec.timeout passes first; a Memory that does not exist still fails it at once. A
+ * target Agent created just after its Query is looked for again, not failed as missing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kinds, type Query } from '../../pkg/api/index.ts';
@@ -104,6 +105,29 @@ describe('a Query waiting for an object to be resolved', () => {
       `${broker.url}/messages?conversation_id=${id}`,
     );
     expect(messages).toHaveLength(2); // the user's input and the answer
+  });
+
+  it('a Query whose target Agent is created just after it (applied together) runs, not TargetNotFound', async () => {
+    await apply(query('agent-later-q', 'target: {type: agent, name: later-agent}'));
+    await waitQuery('agent-later-q', (q) => q !== undefined);
+    await apply(`
+apiVersion: berth.dev/v1alpha1
+kind: Agent
+metadata: {name: later-agent}
+spec: {modelRef: {name: demo}, prompt: "You help."}
+---`);
+    const q = await waitQuery('agent-later-q', ended);
+    expect(q.status?.phase, q.status?.message).toBe('done');
+    expect(completed(q)?.reason).toBe('Succeeded');
+  });
+
+  it('a target that never comes fails the Query (TargetNotFound) once the few seconds of grace are over', async () => {
+    const started = Date.now();
+    await apply(query('ghost-q', 'target: {type: agent, name: ghost}'));
+    const q = await waitQuery('ghost-q', ended);
+    expect(q.status?.phase).toBe('error');
+    expect(completed(q)?.reason).toBe('TargetNotFound');
+    expect(Date.now() - started).toBeLessThan(20_000);
   });
 
   it('waits pending (MemoryNotReady) while its Memory has no address, then runs once it resolves', async () => {

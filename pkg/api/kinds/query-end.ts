@@ -121,6 +121,10 @@ export const QUERY_WAIT_REASONS = {
     description:
       'An MCPServer the target calls exists but has no address yet (no status.lastResolvedAddress, no spec.address.value).',
   },
+  TargetNotReady: {
+    description:
+      "The Query's target, or an Agent, Team, Tool or Model it refers to, is not in the controller's cache yet: looked for again during the Query's first 5 s (objects applied together arrive in any order), then the run fails it as missing. Not written as a condition.",
+  },
 } as const satisfies Record<string, { description: string }>;
 
 export type QueryWaitReason = keyof typeof QUERY_WAIT_REASONS;
