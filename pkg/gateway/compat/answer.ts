@@ -18,6 +18,8 @@ const isFinished = (q: unknown) => terminal.has((q as Query | undefined)?.status
 
 /** How long the broker's stream may take to end after `[DONE]` before its connection is dropped. */
 const LET_GO_MS = 1000;
+/** How long an `input_required` chunk is held for the Query's status to say so (see `paused`). */
+const PAUSE_VISIBLE_MS = 10_000;
 
 export interface Answer {
   /** The Query's name: the completion's id. */
@@ -35,6 +37,13 @@ export interface Answer {
   first(): Promise<UpstreamChunk | undefined>;
   /** The chunks from the first on, up to `[DONE]`; throws the CompatError of an error chunk or a broken stream. */
   chunks(): AsyncGenerator<UpstreamChunk>;
+  /**
+   * Resolves once this service's cache shows the Query paused (phase input-required) or ended, at
+   * most PAUSE_VISIBLE_MS: the engine streams its `input_required` chunk before the controller
+   * writes that phase, and a client deciding as soon as it reads the chunk must find the Query
+   * waiting, not get 409 query_not_waiting.
+   */
+  paused(): Promise<void>;
   /** Lets go of the wait and the broker's stream (its connection back to the pool after `[DONE]`). */
   close(): Promise<void>;
 }
@@ -167,5 +176,15 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
     return closed;
   };
 
-  return { id: name, signal, stoppedBy, outcome, first, chunks, close };
+  const paused = async () => {
+    const shown = (q: unknown) => {
+      const phase = (q as Query | undefined)?.status?.phase;
+      return phase === 'input-required' || terminal.has(phase);
+    };
+    await deps.cache
+      .waitFor(Kinds.Query, deps.namespace, name, shown, { timeoutMs: PAUSE_VISIBLE_MS, signal })
+      .catch(() => undefined); // past the bound, or stopped: the chunk goes out as it is
+  };
+
+  return { id: name, signal, stoppedBy, outcome, first, chunks, paused, close };
 }

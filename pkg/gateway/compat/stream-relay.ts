@@ -54,6 +54,7 @@ async function relay(
   try {
     for await (const chunk of answer.chunks()) {
       if (chunk.berth && typeof chunk.berth === 'object') {
+        if (chunk.berth.type === 'input_required') await answer.paused();
         await out.extension(chunk.berth);
         continue;
       }
