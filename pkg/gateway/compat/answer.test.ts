@@ -1,4 +1,4 @@
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -60,11 +60,11 @@ function queryCache() {
 }
 
 /** A broker whose `GET /stream/{query}` plays what the test gives it. */
-let play: (res: ServerResponse) => void = (res) => res.end();
+let play: (res: ServerResponse, req: IncomingMessage) => void = (res) => res.end();
 let brokerUrl = '';
-const server = createServer((_req, res) => {
+const server = createServer((req, res) => {
   res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
-  play(res);
+  play(res, req);
 });
 const frame = (data: unknown) => `data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
 const content = (text: string) => ({
@@ -172,6 +172,28 @@ describe('answer', () => {
     });
     await late.answer.close();
   });
+
+  it('chunks(): a stream silent after its Query succeeded is resumed after the last record received', async () => {
+    const asked: Array<string | undefined> = [];
+    play = (res, req) => {
+      asked.push(req.headers['last-event-id'] as string | undefined);
+      // The first delivery stalls after one record (as one broker pod's did during a rollout); the
+      // store has the rest.
+      if (asked.length === 1) res.write(`id: 1\n${frame(content('one'))}`);
+      else res.end(`id: 2\n${frame(content('two'))}${frame('[DONE]')}`);
+    };
+    const { cache, answer } = open({ waitTimeoutMs: 20_000 });
+    const first = await answer.first();
+    expect(first?.choices?.[0]?.delta?.content).toBe('one');
+    const started = Date.now();
+    cache.finish('done', 'Succeeded');
+    const rest = await drain(answer.chunks());
+    expect(rest.map((c) => c.choices?.[0]?.delta?.content)).toEqual(['one', 'two']);
+    expect(asked).toEqual([undefined, '1']);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2500);
+    expect(Date.now() - started).toBeLessThan(8000);
+    await answer.close();
+  }, 15_000);
 
   it('chunks(): a stream that ends without [DONE] is stream_ended', async () => {
     play = (res) => res.end(frame(content('a')));

@@ -9,7 +9,7 @@ import type { Context } from 'hono';
 import { Kinds, type Query, TERMINAL_PHASES } from '../../api/index.ts';
 import { linkSignals } from '../../http/index.ts';
 import type { GatewayDeps } from '../deps.ts';
-import { chunkOfData, openBrokerStream, type UpstreamChunk } from './broker-stream.ts';
+import { type BrokerStream, chunkOfData, openBrokerStream, type UpstreamChunk } from './broker-stream.ts';
 import { endOf, endOfStreamError, failureOf, type QueryEnd } from './end-answers.ts';
 import { CompatError, shuttingDown } from './errors.ts';
 
@@ -20,6 +20,12 @@ const isFinished = (q: unknown) => terminal.has((q as Query | undefined)?.status
 const LET_GO_MS = 1000;
 /** How long an `input_required` chunk is held for the Query's status to say so (see `paused`). */
 const PAUSE_VISIBLE_MS = 10_000;
+/**
+ * How long the broker's stream may stay silent once the Query has succeeded before it is resumed
+ * from the broker's store (`BrokerStream.stalled`): the engine wrote every chunk and `[DONE]`
+ * before the controller wrote the end, so they are due at once.
+ */
+const STALL_MS = 3000;
 
 export interface Answer {
   /** The Query's name: the completion's id. */
@@ -59,6 +65,9 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
     c.req.raw.signal.aborted ? 'client' : deps.shutdown?.aborted ? 'shutdown' : undefined;
   let end: Promise<QueryEnd | undefined> | undefined;
   let events: AsyncGenerator<string> | undefined;
+  /** When the relay last read from the broker (the stall watch's clock). */
+  let lastRead = Date.now();
+  let watchdog: NodeJS.Timeout | undefined;
   /** The payload `chunks()` starts from: the one `first()` read. */
   let next: string | undefined;
   let sawDone = false;
@@ -100,14 +109,17 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
 
   async function first(): Promise<UpstreamChunk | undefined> {
     let source: AsyncGenerator<string>;
+    let broker: BrokerStream | undefined;
     try {
-      source = deps.brokerUrl ? await openBrokerStream(deps.brokerUrl, name, signal) : whole();
+      broker = deps.brokerUrl ? await openBrokerStream(deps.brokerUrl, name, signal) : undefined;
+      source = broker ?? whole();
     } catch (err) {
       // Not the broker's fault when the request was stopped under it.
       if (clientGone()) return undefined;
       throw err;
     }
     events = source;
+    if (broker) watchStalls(broker);
     const firstEvent = source.next().catch((err: Error) => err);
     const ended = outcome().then(
       (q) => ({ ended: q }),
@@ -141,6 +153,7 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
       yield chunk;
       try {
         const read = await events?.next();
+        lastRead = Date.now();
         data = read?.done ? undefined : read?.value;
       } catch (err) {
         if (signal.aborted) throw err;
@@ -166,7 +179,30 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
     }
   }
 
+  /**
+   * Once the Query has succeeded, a stream that stays silent STALL_MS without its `[DONE]` is
+   * resumed from the broker's store: a live delivery stalled on one broker pod (seen during a
+   * rollout of every Deployment) must not hold an answer that is complete.
+   */
+  function watchStalls(stream: BrokerStream) {
+    void outcome().then(
+      (q) => {
+        if (q?.reason !== 'Succeeded' || sawDone || signal.aborted) return;
+        lastRead = Math.max(lastRead, Date.now());
+        watchdog = setInterval(() => {
+          if (sawDone || signal.aborted) return clearInterval(watchdog);
+          if (Date.now() - lastRead < STALL_MS) return;
+          lastRead = Date.now();
+          stream.stalled();
+        }, STALL_MS / 3);
+        watchdog.unref();
+      },
+      () => undefined,
+    );
+  }
+
   const close = () => {
+    clearInterval(watchdog);
     closed ??= endedCleanly().then((clean) => {
       // Aborting ends the broker's request and a wait still pending. After a clean end the wait is
       // left to settle: the engine ends the stream just before its outcome, which ends the wait.

@@ -52,9 +52,26 @@ export async function openBrokerStream(
   id: string,
   signal: AbortSignal,
   opts: { waitSeconds?: number } = {},
-): Promise<AsyncGenerator<string>> {
+): Promise<BrokerStream> {
   const s = { brokerUrl, id, signal, waitSeconds: opts.waitSeconds ?? WAIT_FOR_QUERY_SECONDS };
-  return resuming(await requestStream(s), s);
+  const current: CurrentRequest = { ctl: new AbortController(), stalled: false };
+  const first = await requestStream(s, { signal: linked(current, signal) });
+  return Object.assign(resuming(first, s, current), {
+    stalled() {
+      current.stalled = true;
+      current.ctl.abort(new Error('the broker stream went silent'));
+    },
+  });
+}
+
+/** The data payloads of a Query's stream, resumed across broker shutdowns (see openBrokerStream). */
+export interface BrokerStream extends AsyncGenerator<string> {
+  /**
+   * Says the stream went silent while more is due (its Query ended, no `[DONE]` came): the current
+   * request is dropped and the stream resumed after the last record received, from the broker's
+   * store. For a live delivery that stalled on one broker pod.
+   */
+  stalled(): void;
 }
 
 interface StreamTarget {
@@ -64,36 +81,59 @@ interface StreamTarget {
   waitSeconds: number;
 }
 
-async function* resuming(first: AsyncGenerator<SseEvent>, s: StreamTarget): AsyncGenerator<string> {
+/** The request being read, and whether its abort is a `stalled()` (then resumed, not ended). */
+interface CurrentRequest {
+  ctl: AbortController;
+  stalled: boolean;
+}
+
+/** A fresh controller for the next request, aborted with `outer` too. */
+function linked(current: CurrentRequest, outer: AbortSignal): AbortSignal {
+  current.ctl = new AbortController();
+  return AbortSignal.any([outer, current.ctl.signal]);
+}
+
+async function* resuming(
+  first: AsyncGenerator<SseEvent>,
+  s: StreamTarget,
+  current: CurrentRequest,
+): AsyncGenerator<string> {
   let source = first;
   let lastId: string | undefined;
   let resumes = 0;
   let waits = 1;
   for (;;) {
     // The broker's own frame (no id: not a stored record) that ended this response, if it is one
-    // to read past.
-    let ended: { frame: string; kind: 'shutdown' | 'not-started' } | undefined;
-    for await (const e of source) {
-      if (e.id !== undefined) lastId = e.id;
-      else {
-        const kind = brokerEnd(e.data);
-        if (kind === 'shutdown' && resumes < MAX_RESUMES) ended = { frame: e.data, kind };
-        else if (kind === 'not-started' && lastId === undefined && waits < MAX_WAITS && !s.signal.aborted)
-          ended = { frame: e.data, kind };
-        if (ended) break; // ends this response's iteration, which releases it
+    // to read past; or this request given up as silent.
+    let ended: { frame?: string; kind: 'shutdown' | 'not-started' | 'stalled' } | undefined;
+    try {
+      for await (const e of source) {
+        if (e.id !== undefined) lastId = e.id;
+        else {
+          const kind = brokerEnd(e.data);
+          if (kind === 'shutdown' && resumes < MAX_RESUMES) ended = { frame: e.data, kind };
+          else if (kind === 'not-started' && lastId === undefined && waits < MAX_WAITS && !s.signal.aborted)
+            ended = { frame: e.data, kind };
+          if (ended) break; // ends this response's iteration, which releases it
+        }
+        yield e.data;
       }
-      yield e.data;
+    } catch (err) {
+      if (!current.stalled || s.signal.aborted || resumes >= MAX_RESUMES) throw err;
+      ended = { kind: 'stalled' };
     }
+    current.stalled = false;
     if (!ended) return;
     let next: AsyncGenerator<SseEvent> | undefined;
-    if (ended.kind === 'shutdown') {
-      resumes++;
-      next = await reopen(s, lastId);
-    } else {
+    if (ended.kind === 'not-started') {
       waits++;
-      next = await requestStream(s).catch(() => undefined);
+      next = await requestStream(s, { signal: linked(current, s.signal) }).catch(() => undefined);
+    } else {
+      resumes++;
+      next = await reopen(s, current, lastId);
     }
     if (!next) {
+      if (ended.frame === undefined) throw new CompatError('stream_broken', 'the broker stream went silent');
       yield ended.frame;
       return;
     }
@@ -114,12 +154,13 @@ function brokerEnd(data: string): 'shutdown' | 'not-started' | undefined {
 /** The stream again after `lastId`, retried while the broker's Service still routes to a pod that refuses; undefined when it cannot be had. */
 async function reopen(
   s: StreamTarget,
+  current: CurrentRequest,
   lastId: string | undefined,
 ): Promise<AsyncGenerator<SseEvent> | undefined> {
   for (const ms of REOPEN_DELAYS_MS) {
     if (!(await sleep(ms, true, { signal: s.signal }).catch(() => false))) return undefined;
     try {
-      return await requestStream(s, { lastId, resume: true });
+      return await requestStream(s, { signal: linked(current, s.signal), lastId, resume: true });
     } catch (err) {
       // Not known there (an in-memory broker's replacement has none of it): nothing to resume.
       if (err instanceof CompatError && err.code === 'not_found') return undefined;
@@ -134,8 +175,8 @@ async function reopen(
  * (`resume`): the stream must already be in the broker's store, else 404 ends the relay.
  */
 async function requestStream(
-  { brokerUrl, id, signal, waitSeconds }: StreamTarget,
-  { lastId, resume = false }: { lastId?: string | undefined; resume?: boolean } = {},
+  { brokerUrl, id, waitSeconds }: StreamTarget,
+  { signal, lastId, resume = false }: { signal: AbortSignal; lastId?: string | undefined; resume?: boolean },
 ): Promise<AsyncGenerator<SseEvent>> {
   const url = new URL(`${brokerUrl.replace(/\/$/, '')}/stream/${encodeURIComponent(id)}`);
   url.search = resume ? 'from-beginning=true' : `from-beginning=true&wait-for-query=${waitSeconds}`;
