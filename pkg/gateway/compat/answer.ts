@@ -21,9 +21,9 @@ const LET_GO_MS = 1000;
 /** How long an `input_required` chunk is held for the Query's status to say so (see `paused`). */
 const PAUSE_VISIBLE_MS = 10_000;
 /**
- * How long the broker's stream may stay silent once the Query has succeeded before it is resumed
- * from the broker's store (`BrokerStream.stalled`): the engine wrote every chunk and `[DONE]`
- * before the controller wrote the end, so they are due at once.
+ * How long the broker's stream may stay silent once the Query has ended before it is resumed from
+ * the broker's store (`BrokerStream.stalled`): the engine wrote every chunk (an error chunk on a
+ * failure) and `[DONE]` before the controller wrote the end, so they are due at once.
  */
 const STALL_MS = 3000;
 
@@ -180,14 +180,14 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
   }
 
   /**
-   * Once the Query has succeeded, a stream that stays silent STALL_MS without its `[DONE]` is
+   * Once the Query has ended, a stream that stays silent STALL_MS without its `[DONE]` is
    * resumed from the broker's store: a live delivery stalled on one broker pod (seen during a
    * rollout of every Deployment) must not hold an answer that is complete.
    */
   function watchStalls(stream: BrokerStream) {
     void outcome().then(
       (q) => {
-        if (q?.reason !== 'Succeeded' || sawDone || signal.aborted) return;
+        if (!q || sawDone || signal.aborted) return;
         lastRead = Math.max(lastRead, Date.now());
         watchdog = setInterval(() => {
           if (sawDone || signal.aborted) return clearInterval(watchdog);
