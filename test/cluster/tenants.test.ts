@@ -536,11 +536,14 @@ describe('failures a user meets (issue 33 item 6)', () => {
       expect((retries[i] as Retry).retryInMs).toBeGreaterThan((retries[i - 1] as Retry).retryInMs);
     // Each retry says what failed where: the Memory's messages and the events, at B's broker.
     expect(retries[0]?.failed).toEqual([
-      // Refused once the Service has no endpoint; a timeout while the old pod sits in its preStop sleep.
+      // Refused once the Service has no endpoint; a timeout while the old pod sits in its preStop
+      // sleep — a request's (`timeout`) or the connection's (undici's UND_ERR_CONNECT_TIMEOUT).
       expect.stringMatching(
-        /^messages via Memory default \(http:\/\/berth-broker\.tenant-b.*(ECONNREFUSED|timeout)/,
+        /^messages via Memory default \(http:\/\/berth-broker\.tenant-b.*(ECONNREFUSED|timeout|TIMEOUT)/,
       ),
-      expect.stringMatching(/^events at broker http:\/\/berth-broker\.tenant-b.*(ECONNREFUSED|timeout)/),
+      expect.stringMatching(
+        /^events at broker http:\/\/berth-broker\.tenant-b.*(ECONNREFUSED|timeout|TIMEOUT)/,
+      ),
     ]);
     // The Query is still there, its finalizer held while the purge is pending.
     expect(await kubectl(['get', 'query', 'support-1', '-n', B, '-o', 'name'])).toContain('support-1');
