@@ -1,6 +1,7 @@
 /** The Query's chunk stream from the broker, and the chunks it carries. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request } from 'undici';
+import { linkSignals } from '../../http/abort/index.ts';
 import { brokerAuthHeaders } from '../../http/service-token/index.ts';
 import { CompatError } from './errors.ts';
 import { type SseEvent, sseEvents } from './sse-reader.ts';
@@ -85,15 +86,32 @@ interface StreamTarget {
 interface CurrentRequest {
   ctl: AbortController;
   stalled: boolean;
+  /** Unhooks the previous request's signal from `outer` (pkg/http/abort). */
+  dispose?: () => void;
 }
 
 /** A fresh controller for the next request, aborted with `outer` too. */
 function linked(current: CurrentRequest, outer: AbortSignal): AbortSignal {
+  current.dispose?.();
   current.ctl = new AbortController();
-  return AbortSignal.any([outer, current.ctl.signal]);
+  const link = linkSignals(outer, current.ctl.signal);
+  current.dispose = link.dispose;
+  return link.signal;
 }
 
 async function* resuming(
+  first: AsyncGenerator<SseEvent>,
+  s: StreamTarget,
+  current: CurrentRequest,
+): AsyncGenerator<string> {
+  try {
+    yield* resumed(first, s, current);
+  } finally {
+    current.dispose?.();
+  }
+}
+
+async function* resumed(
   first: AsyncGenerator<SseEvent>,
   s: StreamTarget,
   current: CurrentRequest,
