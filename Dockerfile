@@ -15,7 +15,7 @@ RUN node hack/check-lock.ts && npm install --no-audit --no-fund --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
 COPY cmd ./cmd
 COPY pkg ./pkg
-COPY hack/copy-migrations.ts hack/build-dashboard.ts hack/copy-dashboard-assets.ts ./hack/
+COPY hack/copy-migrations.ts hack/build-dashboard.ts hack/copy-dashboard-assets.ts hack/bundle-cli.ts ./hack/
 # tsc to dist/, then what tsc does not emit beside the compiled modules: the broker's SQL migrations
 # and the dashboard's UI, bundled by esbuild (a devDependency, pruned below) with its static files.
 RUN npm run build

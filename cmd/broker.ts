@@ -7,7 +7,7 @@ import {
 } from '../pkg/broker/auth/index.ts';
 import { ConfigError, loadBrokerConfig } from '../pkg/broker/config.ts';
 import { startBroker } from '../pkg/broker/server.ts';
-import { shutdownGraceSeconds } from '../pkg/http/index.ts';
+import { optimiseHotPathsSooner, shutdownGraceSeconds } from '../pkg/http/index.ts';
 import type { Logger } from '../pkg/log/index.ts';
 import { createLogger } from '../pkg/log/index.ts';
 import { settleAfterStart } from './settle.ts';
@@ -20,6 +20,7 @@ import { catchStopSignals } from './signals.ts';
  */
 export async function runBroker(opts: { port?: number }): Promise<void> {
   const signals = catchStopSignals(); // before anything listens: see cmd/signals.ts
+  optimiseHotPathsSooner(); // before the server's code first runs (pkg/http/tiering)
   let config: ReturnType<typeof loadBrokerConfig>;
   let graceMs: number;
   let authConfig: BrokerAuthConfig;

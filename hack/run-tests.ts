@@ -19,13 +19,18 @@ const env = {
 let passed = 0;
 let failed = 0;
 let skipped = 0;
+/** What failed, repeated just above the closing line: CI keeps only the tail of the output. */
+const failures: string[] = [];
 
 function step(name: string, cmd: string, args: string[]): boolean {
   console.log(`\n== ${name}`);
   const r = spawnSync(cmd, args, { cwd: root, env, stdio: 'inherit' });
   const ok = r.status === 0;
   if (ok) passed++;
-  else failed++;
+  else {
+    failed++;
+    failures.push(name);
+  }
   console.log(`== ${name}: ${ok ? 'ok' : 'FAILED'}`);
   return ok;
 }
@@ -33,6 +38,29 @@ function step(name: string, cmd: string, args: string[]): boolean {
 step('lint (biome)', bin('biome'), ['check', '.']);
 step('type-check (tsc)', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
 step('CRD drift', process.execPath, [join(root, 'hack', 'gen-crds.ts'), '--check']);
+
+interface FileResult {
+  name: string;
+  status: string;
+  message?: string;
+  assertionResults?: { fullName: string; status: string; failureMessages?: string[] }[];
+}
+
+/** One line per failed test (file, name, the first line of why) or per file that failed to load. */
+function failedTests(files: FileResult[]): string[] {
+  const firstLine = (text = '') =>
+    text
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim()
+      .slice(0, 300) ?? '';
+  return files.flatMap((f) => {
+    const file = f.name.startsWith(root) ? f.name.slice(root.length + 1) : f.name;
+    const tests = (f.assertionResults ?? []).filter((t) => t.status === 'failed');
+    if (tests.length === 0 && f.status === 'failed') return [`${file}: ${firstLine(f.message)}`];
+    return tests.map((t) => `${file} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+  });
+}
 
 /**
  * One vitest run, its counts added to the totals. `projects`: which vitest projects (all when empty).
@@ -64,7 +92,9 @@ function vitestRun(title: string, projects: string[]): void {
       numPendingTests: number;
       numTodoTests: number;
       numFailedTestSuites: number;
+      testResults?: FileResult[];
     };
+    failures.push(...failedTests(r.testResults ?? []));
     passed += r.numPassedTests;
     failed +=
       r.numFailedTests +
@@ -72,6 +102,7 @@ function vitestRun(title: string, projects: string[]): void {
     skipped += r.numPendingTests + r.numTodoTests;
   } else if (vitest.status !== 0) {
     failed++;
+    failures.push(`vitest (${title}): no report, it failed before running tests`);
     console.error(`vitest (${title}) wrote no report: it failed before running tests`);
   }
 }
@@ -79,5 +110,6 @@ function vitestRun(title: string, projects: string[]): void {
 vitestRun('unit + integration + broker-durable', ['unit', 'integration', 'broker-durable']);
 vitestRun('cluster, on a local node', ['cluster']);
 
+if (failures.length > 0) console.log(`\nFailed:\n${failures.map((f) => `- ${f}`).join('\n')}`);
 console.log(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
 process.exit(failed > 0 ? 1 : 0);

@@ -15,10 +15,10 @@ import { RETRY_AFTER_SECONDS } from './pg/errors.ts';
  * whose storage is down leaves the Service; it is false while starting and while draining.
  */
 export function mountBrokerHealth(app: AnyOpenAPIHono, deps: BrokerDeps): void {
-  mountHealthRoutes(app, { what: 'the broker', readiness: () => readiness(deps) });
+  mountHealthRoutes(app, { what: 'the broker', readiness: () => brokerReadiness(deps) });
 }
 
-async function readiness(deps: BrokerDeps): Promise<Readiness> {
+export async function brokerReadiness(deps: BrokerDeps): Promise<Readiness> {
   if (deps.draining?.())
     return { ready: false, code: 'shutting_down', message: 'the broker is draining for shutdown' };
   if (deps.ready && !deps.ready())

@@ -1,11 +1,12 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Env, MiddlewareHandler } from 'hono';
-import { Drain, listenHttp, SseHub, shutdownFrame } from '../http/index.ts';
+import { answerProbes, Drain, listenHttp, SseHub, shutdownFrame } from '../http/index.ts';
 import { loadServerTracing } from '../http/otel/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { createBrokerApp } from './app.ts';
 import type { BrokerConfig } from './config.ts';
 import type { BrokerDeps } from './deps.ts';
+import { brokerReadiness } from './health.ts';
 import { BrokerMetrics } from './metrics.ts';
 import { openStores } from './stores.ts';
 import { otlpDecoder } from './traces/decoder.ts';
@@ -82,7 +83,10 @@ export async function startBroker(
   sweeper.unref();
 
   // Drain counts requests from the first one: it is attached before any I/O callback can run.
-  const { server, port, url } = await listenHttp(app.fetch, { port: config.port, host: config.host });
+  // Probes on the socket: an idle broker that only answers the kubelet never loads the app's
+  // Node adapter and fetch classes (pkg/http/listen).
+  const probes = answerProbes({ readiness: () => brokerReadiness(deps), logger: log });
+  const { server, port, url } = await listenHttp(app.fetch, { port: config.port, host: config.host, probes });
   drain = new Drain(server);
   ready = true;
   log.info(

@@ -24,6 +24,7 @@ export {
   validationHook,
 } from './errors/index.ts';
 export { type HealthOptions, mountHealthRoutes, type Readiness } from './health/index.ts';
+export { answerProbes, type ProbeResponder } from './health/socket.ts';
 export { releaseStartupGarbage } from './heap/index.ts';
 export {
   exceedsJsonDepth,
@@ -36,7 +37,15 @@ export {
   parseJsonBody,
 } from './json-body/index.ts';
 export { Limiter } from './limiter/index.ts';
-export { isLoopbackHost, type Listening, LOOPBACK_HOST, listenHttp, urlHost } from './listen/index.ts';
+export { alreadySent } from './listen/adapter.ts';
+export {
+  isLoopbackHost,
+  type Listening,
+  type ListenOptions,
+  LOOPBACK_HOST,
+  listenHttp,
+  urlHost,
+} from './listen/index.ts';
 export { mediaTypeOf, requireMediaType } from './media-type/index.ts';
 export {
   defaultMetricsRegistry,
@@ -71,3 +80,4 @@ export {
 export { type HubItem, SseHub, Subscription } from './sse/hub.ts';
 export { openSse, SseSink } from './sse/sink.ts';
 export { type ReplayPage, watch } from './sse/watch.ts';
+export { optimiseHotPathsSooner } from './tiering/index.ts';

@@ -37,6 +37,10 @@ export async function agentWithModel(
 ): Promise<void> {
   await p.apply(obj('Model', name, p.ns, { type: 'openai', model: name, baseUrl: p.fake.url }));
   await p.apply(obj('Agent', name, p.ns, { prompt: `You are ${name}.`, modelRef: { name }, ...spec }));
+  // The API serves from the shared cache: a chat sent before its watch event arrives is a 404
+  // model_not_found (a loaded machine saw it in `make test`).
+  await p.cache.waitFor(Kinds.Model, p.ns, name, (o) => !!o, { timeoutMs: 20_000 });
+  await p.cache.waitFor(Kinds.Agent, p.ns, name, (o) => !!o, { timeoutMs: 20_000 });
 }
 
 export async function createQuery(p: Platform, name: string, spec: Record<string, unknown>): Promise<void> {

@@ -1,9 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../pkg/broker/events/types.ts';
-import { openPgBackend } from '../../pkg/broker/pg/index.ts';
+import { inTransaction, openPgBackend } from '../../pkg/broker/pg/index.ts';
+import { applyRollup } from '../../pkg/broker/sessions/pg-rollup.ts';
 import { openPgSessionStore } from '../../pkg/broker/sessions/pg-store.ts';
-import { sessionStoreContract } from '../../pkg/broker/sessions/store.contract.ts';
+import { fakeEvent, fakeMessage, sessionStoreContract } from '../../pkg/broker/sessions/store.contract.ts';
 import { createLogger } from '../../pkg/log/index.ts';
+import { eventually } from '../support/wait.ts';
 import { TestDatabases } from './pg-harness.ts';
 
 const dbs = new TestDatabases();
@@ -78,5 +80,47 @@ describe('PostgreSQL session counters (total and statusCounts without a scan)', 
       await short.close();
       await backend.close();
     }
+  });
+});
+
+describe('PostgreSQL sessions: a message racing its query’s first event', () => {
+  it('follows the mapping committed while it waited for the stand-in’s lock, and the stand-in goes', async () => {
+    const backend = await openPgBackend({ url: await dbs.fresh(), logger });
+    const store = await openPgSessionStore(backend, { ttlSeconds: 3600, onClose: () => backend.close() });
+    const pool = backend.database.pool;
+    store.recordMessage(fakeMessage('q', 'c0'));
+    expect(await store.get('q')).toMatchObject({ counts: { messages: 1 } });
+    // The event's transaction maps q → S and absorbs the stand-in, but has not committed yet.
+    const ev = await pool.connect();
+    await ev.query('BEGIN');
+    await applyRollup(ev, { kind: 'events', items: [fakeEvent('QueryExecutionStart', 'q', 'S')] }, 3600);
+    // A message of q reads no mapping yet, then waits for the stand-in's lock.
+    const message = inTransaction(pool, (c) =>
+      applyRollup(
+        c,
+        { kind: 'messages', items: [fakeMessage('q', 'c1')], at: new Date().toISOString() },
+        3600,
+      ),
+    );
+    await eventually(async () => {
+      const r = await pool.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+      );
+      return r.rows[0].n > 0;
+    });
+    await ev.query('COMMIT');
+    ev.release();
+    await message;
+    expect(await store.get('S')).toMatchObject({
+      conversations: ['c0', 'c1'],
+      counts: { messages: 2, events: 1, queries: 1 },
+    });
+    expect(await store.get('q')).toBeUndefined();
+    expect((await store.list({ filter: {}, limit: 10 })).statusCounts).toEqual({
+      active: 1,
+      idle: 0,
+      error: 0,
+    });
+    await store.close();
   });
 });

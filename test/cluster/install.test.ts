@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../pkg/kube/controlplane/index.ts';
 import { eventually } from '../support/wait.ts';
+import { waitDeploymentsAvailable } from './restarts.ts';
 import { fakeModelObjects, helperAgentObjects, helperQuery, type Stack, startStack } from './stack.ts';
 
 const NS = 'berth-system';
@@ -51,8 +52,8 @@ describe('manifests/base as pods', () => {
     const list = await stack.cluster.getJson<{ items: Deployment[] }>(NS, 'deployments');
     const names = list.items.map((d) => d.metadata.name).sort();
     expect(names).toEqual(['berth-api', 'berth-broker', 'berth-controller', 'berth-dashboard', 'fake-model']);
+    await waitDeploymentsAvailable(stack.cluster, NS);
     for (const d of list.items) {
-      expect(d.status?.availableReplicas, d.metadata.name).toBe(d.status?.replicas);
       if (d.metadata.name === 'fake-model') continue;
       const [c] = d.spec.template.spec.containers;
       expect(c?.resources, d.metadata.name).toMatchObject({ limits: { memory: expect.any(String) } });
@@ -62,14 +63,27 @@ describe('manifests/base as pods', () => {
       });
       expect(c?.readinessProbe, d.metadata.name).toBeDefined();
     }
-    const pods = await stack.cluster.getJson<{
-      items: Array<{
-        metadata: { name: string };
-        status: { containerStatuses?: Array<{ ready: boolean; restartCount: number }> };
-      }>;
-    }>(NS, 'pods');
-    for (const p of pods.items)
-      for (const s of p.status.containerStatuses ?? []) expect(s.ready, p.metadata.name).toBe(true);
+    const pods = () =>
+      stack.cluster.getJson<{
+        items: Array<{
+          metadata: { name: string };
+          status: { containerStatuses?: Array<{ ready: boolean; restartCount: number }> };
+        }>;
+      }>(NS, 'pods');
+    // Every container ready (the same late-probe window as above).
+    let notReady: string[] = [];
+    await eventually(
+      async () => {
+        notReady = (await pods()).items
+          .filter((p) => (p.status.containerStatuses ?? []).some((s) => !s.ready))
+          .map((p) => p.metadata.name);
+        return notReady.length === 0;
+      },
+      60_000,
+      500,
+    ).catch(() => {
+      throw new Error(`containers not ready: ${notReady.join(', ')}`);
+    });
   });
 
   it('runs a Query end to end through the cluster’s Services and DNS', async () => {

@@ -5,6 +5,7 @@
  * later symptom (a Query failed as orphaned, a Deployment briefly unavailable); this says why.
  */
 import type { Cluster } from '../security/tenants.ts';
+import { eventually } from '../support/wait.ts';
 
 interface PodList {
   items: Array<{
@@ -53,4 +54,41 @@ export async function restartReport(cluster: Cluster, opts: { skipNamespaces?: s
     }
   }
   return lines;
+}
+
+/**
+ * Waits (up to 60 s) until every Deployment of `namespace` has all its replicas available. Available
+ * at the install's `kubectl wait`, a pod may still be taken out of its Service for a period by a
+ * probe the loaded node answered late; if one never comes back, the failure names the Deployments
+ * and says which pods restarted and why.
+ */
+export async function waitDeploymentsAvailable(
+  cluster: Cluster,
+  namespace: string,
+  opts: { skipNamespaces?: string[] } = {},
+): Promise<void> {
+  let unavailable: string[] = [];
+  await eventually(
+    async () => {
+      const list = await cluster.getJson<{
+        items: Array<{
+          metadata: { name: string };
+          spec: { replicas?: number };
+          status?: { availableReplicas?: number };
+        }>;
+      }>(namespace, 'deployments');
+      unavailable = list.items
+        .filter((d) => (d.status?.availableReplicas ?? 0) !== (d.spec.replicas ?? 1))
+        .map(
+          (d) =>
+            `${namespace}/${d.metadata.name} ${d.status?.availableReplicas ?? 0}/${d.spec.replicas ?? 1}`,
+        );
+      return unavailable.length === 0;
+    },
+    60_000,
+    500,
+  ).catch(async () => {
+    const why = await restartReport(cluster, opts);
+    throw new Error(`not available: ${unavailable.join(', ')}\n${why.join('\n')}`);
+  });
 }

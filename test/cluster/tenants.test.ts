@@ -26,7 +26,7 @@ import { projectRoot } from '../../pkg/kube/controlplane/index.ts';
 import { berthObject, brokerCalls, queryObject, read } from '../security/tenant-calls.ts';
 import { type Obj, tenantReads } from '../security/tenants.ts';
 import { eventually } from '../support/wait.ts';
-import { restartReport } from './restarts.ts';
+import { waitDeploymentsAvailable } from './restarts.ts';
 import { fakeModelObjects, type Stack, startStack } from './stack.ts';
 
 const SYSTEM = 'berth-system';
@@ -275,18 +275,16 @@ const READS = tenantReads(secret);
 describe('two tenants from overlays/tenant, as pods', () => {
   it('installs as docs/install.md says: every Deployment Ready, the binding renamed per tenant, the policies in place', async () => {
     for (const ns of [A, B]) {
-      const deployments = () =>
-        stack.cluster.getJson<{
-          items: Array<{
-            metadata: { name: string };
-            spec: {
-              replicas: number;
-              template: { spec: { containers: Array<{ securityContext?: object }> } };
-            };
-            status?: { availableReplicas?: number };
-          }>;
-        }>(ns, 'deployments');
-      const list = await deployments();
+      const list = await stack.cluster.getJson<{
+        items: Array<{
+          metadata: { name: string };
+          spec: {
+            replicas: number;
+            template: { spec: { containers: Array<{ securityContext?: object }> } };
+          };
+          status?: { availableReplicas?: number };
+        }>;
+      }>(ns, 'deployments');
       expect(list.items.map((d) => d.metadata.name).sort()).toEqual([
         'berth-api',
         'berth-broker',
@@ -294,23 +292,7 @@ describe('two tenants from overlays/tenant, as pods', () => {
       ]);
       for (const d of list.items)
         expect(d.spec.template.spec.containers[0]?.securityContext).toMatchObject(restricted);
-      // Available since the install; a probe the loaded node answered late may have taken a pod out
-      // of its Service for a period, so "every Deployment Ready" is waited for — and if it never
-      // comes back, the failure says which pod restarted and why.
-      let unavailable: string[] = [];
-      await eventually(
-        async () => {
-          unavailable = (await deployments()).items
-            .filter((d) => d.status?.availableReplicas !== d.spec.replicas)
-            .map((d) => `${ns}/${d.metadata.name} ${d.status?.availableReplicas ?? 0}/${d.spec.replicas}`);
-          return unavailable.length === 0;
-        },
-        60_000,
-        500,
-      ).catch(async () => {
-        const why = await restartReport(stack.cluster, { skipNamespaces: [BAD] });
-        throw new Error(`not available: ${unavailable.join(', ')}\n${why.join('\n')}`);
-      });
+      await waitDeploymentsAvailable(stack.cluster, ns, { skipNamespaces: [BAD] });
       const binding = JSON.parse(
         await kubectl(['get', 'clusterrolebinding', `berth-broker-tokenreview-${ns}`, '-o', 'json']),
       ) as { subjects: Array<{ name: string; namespace: string }> };

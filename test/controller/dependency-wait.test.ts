@@ -135,11 +135,17 @@ spec: {modelRef: {name: demo}, prompt: "You help."}
     await apply(
       `${memoryOnMissingService('late')}${query('late-q', 'target: {type: model, name: demo}, memory: {name: late}, timeout: 60s')}`,
     );
-    const waiting = await waitQuery('late-q', waitingWith('MemoryNotReady'));
+    // The reason is there at once; why the Memory is unresolved joins the message once the Memory's
+    // own reconcile has said so (the Query may be looked at first: it is re-checked on that change).
+    const why = /^waiting for Memory late to be resolved: .*late-not-yet.* not found/;
+    const waiting = await waitQuery(
+      'late-q',
+      (q) => waitingWith('MemoryNotReady')(q) && why.test(completed(q as Query)?.message ?? ''),
+    ).catch(async (err: Error) => {
+      const q = ctl.caches.get(Kinds.Query, ns, 'late-q') as Query | undefined;
+      throw new Error(`${err.message}; the Query's condition: ${JSON.stringify(q && completed(q))}`);
+    });
     expect(waiting.status?.phase).toBe('pending');
-    expect(completed(waiting)?.message).toMatch(
-      /^waiting for Memory late to be resolved: .*late-not-yet.* not found/,
-    );
     await admin.patch(
       Kinds.Memory,
       { namespace: ns, name: 'late' },

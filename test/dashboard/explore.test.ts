@@ -274,11 +274,16 @@ describe('create and edit through the forms', () => {
     await open('/tools/lookup');
     await page.click('#tab-yaml');
     await page.click('#yaml-edit');
-    const yaml = (await page.inputValue('#yaml-text')).replace(
-      'https://tools.example.com/lookup',
-      'https://tools.example.com/v2',
+    // The editor opens with the editable YAML (no status, no server-managed metadata) already in it:
+    // it used to show the view's text first and replace it a moment later, over what was typed.
+    const editor = await page.waitForSelector('textarea#yaml-text');
+    const opened = await editor.inputValue();
+    expect(opened).toContain('https://tools.example.com/lookup');
+    expect(opened).not.toMatch(/^(status|\s+uid|\s+managedFields):/m);
+    await page.fill(
+      'textarea#yaml-text',
+      opened.replace('https://tools.example.com/lookup', 'https://tools.example.com/v2'),
     );
-    await page.fill('#yaml-text', yaml);
     await page.click('#yaml-save');
     await eventually(
       async () => {

@@ -101,6 +101,9 @@ describe('sign-out is a POST', () => {
 describe('local sign-out', () => {
   it('is a POST carrying the CSRF token, and ends only the dashboard session', async () => {
     const t = await signIn('bob');
+    // From a page without the app: the app, on its next API call after the sign-out, would go to
+    // sign in again by itself, and that navigation would race (and abort) the test's own below.
+    await t.page.goto(`${dash.url}/signout`);
     // As a script of the page would (NextAuth's signOut()): the token from /api/auth/csrf, then a form POST.
     const landed = await t.page.evaluate(async (auth) => {
       const { csrfToken } = await (await fetch(`${auth}/csrf`)).json();

@@ -5,12 +5,24 @@
  * dist/cmd/berth.js <cmd>` with the image's ENV, a PATH holding nothing but `node` (no openssl, no
  * shell), a read-only HOME and working directory, and a writable /tmp only.
  */
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer } from 'node:http';
 import { request } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createNamespace } from '../support/kube.ts';
 import { ROOT, type Spawned, spawnProcess } from '../support/process.ts';
 import { buildImageTree, type ImageTree } from './image.ts';
@@ -99,7 +111,9 @@ describe('the image built from the Dockerfile', () => {
   it('starts every command from dist/ with no openssl, shell or writable file but /tmp', async () => {
     const before = [snapshot(image.app), snapshot(env.HOME as string)];
     const kubeconfig = { KUBECONFIG: inject('kubeconfig') };
-    const broker = start(['broker', '--port', '0']);
+    // Exports decoded on the thread whose entry is the tsc-emitted module beside the decoder's
+    // (the CLI itself is bundled: hack/bundle-cli.ts).
+    const broker = start(['broker', '--port', '0'], { OTLP_DECODE_THREAD: 'on' });
     const api = start(['api', '--port', '0'], { ...kubeconfig, NAMESPACE: ns });
     const controller = start(
       ['controller', '--namespace', ns, '--port', '0', '--metrics-port', '0', '--no-leader-elect'],
@@ -109,6 +123,43 @@ describe('the image built from the Dockerfile', () => {
 
     const brokerPort = JSON.parse(await broker.waitForLine(/broker listening/, 120_000)).port;
     expect((await fetch(`http://127.0.0.1:${brokerPort}/health`)).status).toBe(200);
+    // The bundle keeps zod's English messages (its other locales are left out of it).
+    const invalid = await fetch(`http://127.0.0.1:${brokerPort}/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId: 5 }),
+    });
+    expect(invalid.status).toBe(400);
+    expect((await invalid.json()).error.details.issues).toEqual([
+      { path: 'sessionId', message: 'Invalid input: expected string, received number' },
+    ]);
+    const traceId = 'ab'.repeat(16);
+    const exported = await fetch(`http://127.0.0.1:${brokerPort}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId,
+                    spanId: 'cd'.repeat(8),
+                    name: 'dist',
+                    startTimeUnixNano: '1',
+                    endTimeUnixNano: '2',
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    });
+    expect(exported.status, await exported.text()).toBe(200);
+    const traces = await (await fetch(`http://127.0.0.1:${brokerPort}/traces/${traceId}`)).json();
+    expect(JSON.stringify(traces)).toContain('"name":"dist"');
 
     const apiPort = JSON.parse(await api.waitForLine(/"msg":"api listening"/, 120_000)).port;
     expect((await fetch(`http://127.0.0.1:${apiPort}/health`)).status).toBe(200);
@@ -137,9 +188,108 @@ describe('the image built from the Dockerfile', () => {
     for (const p of [broker, api, controller, dashboard]) {
       p.proc.kill('SIGTERM');
       expect(await p.exited).toBe(0);
-      expect(p.output()).not.toMatch(/openssl|EACCES|EROFS|ENOENT/);
+      expect(p.output()).not.toMatch(
+        /openssl|EACCES|EROFS|ENOENT|ERR_MODULE_NOT_FOUND|thread (failed|exited)/,
+      );
     }
     expect([snapshot(image.app), snapshot(env.HOME as string)]).toEqual(before);
+  });
+
+  it('runs the CLI as a bundle: an idle broker loads a few dozen module files, not one per source', async () => {
+    // Every file: URL the ESM loader resolves in the broker process, printed as it exits.
+    const hook = join(env.TMPDIR as string, 'count-modules.mjs');
+    writeFileSync(
+      hook,
+      `import { registerHooks } from 'node:module';
+const files = new Set();
+registerHooks({ resolve(s, c, next) { const r = next(s, c); if (r.url.startsWith('file:')) files.add(r.url); return r; } });
+process.on('exit', () => process.stderr.write('modules ' + JSON.stringify([...files]) + '\\n'));`,
+    );
+    const broker = start(['broker', '--port', '0'], { NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` });
+    await broker.waitForLine(/broker listening/, 60_000);
+    broker.proc.kill('SIGTERM');
+    expect(await broker.exited).toBe(0);
+    const files: string[] = JSON.parse(broker.output().match(/^modules (.*)$/m)?.[1] ?? 'null');
+    const own = files.filter((f) => f.includes('/dist/'));
+    expect(own.length, own.join('\n')).toBeGreaterThan(1);
+    // Unbundled, this was ~480 files (~110 of them dist/pkg modules).
+    expect(files.length, files.join('\n')).toBeLessThan(40);
+    expect(
+      own.every((f) => /\/dist\/cmd\/(berth|chunk-\w+)\.js$/.test(f)),
+      own.join('\n'),
+    ).toBe(true);
+  });
+
+  it('an idle broker answers probes without loading fetch, TLS or zlib, and its first request loads what it needs', async () => {
+    // The built-in modules the process has loaded, printed on SIGUSR2.
+    const hook = join(env.TMPDIR as string, 'builtins.cjs');
+    writeFileSync(
+      hook,
+      `process.on('SIGUSR2', () => process.stderr.write('builtins ' + JSON.stringify(process.moduleLoadList) + '\\n'));`,
+    );
+    const broker = start(['broker', '--port', '0'], { NODE_OPTIONS: `--require=${hook}` });
+    const line = await broker.waitForLine(/broker listening/, 60_000);
+    const url = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
+    let asked = 0;
+    const loaded = async () => {
+      asked++;
+      broker.proc.kill('SIGUSR2');
+      const answers = () => broker.output().match(/^builtins .*$/gm) ?? [];
+      await vi.waitFor(() => expect(answers().length).toBe(asked), { timeout: 10_000 });
+      return new Set(JSON.parse((answers()[asked - 1] as string).slice('builtins '.length)) as string[]);
+    };
+    for (const path of ['/health', '/healthz', '/readyz', '/health?x=1']) {
+      const res = await fetch(`${url}${path}`, { headers: { 'x-request-id': 'probe-1' } });
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('x-request-id')).toBe('probe-1');
+      expect((await res.json()).status).toBe(path === '/readyz' ? 'ready' : 'ok');
+    }
+    const idle = await loaded();
+    expect(idle.has('NativeModule http'), 'the detection itself').toBe(true);
+    for (const m of [
+      'internal/deps/undici/undici',
+      'tls',
+      'https',
+      'zlib',
+      'readline',
+      'internal/fs/promises',
+    ])
+      expect(idle.has(`NativeModule ${m}`), m).toBe(false);
+    const res = await fetch(`${url}/messages`);
+    expect(res.status).toBe(200);
+    expect((await res.json()).items).toEqual([]);
+    expect((await loaded()).has('NativeModule internal/deps/undici/undici')).toBe(true);
+    broker.proc.kill('SIGTERM');
+    expect(await broker.exited).toBe(0);
+  });
+
+  it('exports its own spans over OTLP/HTTP from the bundle (the exporter’s dynamic import of http)', async () => {
+    const received: string[] = [];
+    const collector = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        received.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((r) => collector.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = collector.address() as AddressInfo;
+      const broker = start(['broker', '--port', '0'], {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      });
+      const line = await broker.waitForLine(/broker listening/, 60_000);
+      const url = `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}`;
+      expect((await fetch(`${url}/messages`)).status).toBe(200);
+      await vi.waitFor(() => expect(received).toContain('POST /v1/traces application/json'), {
+        timeout: 15_000,
+      });
+      broker.proc.kill('SIGTERM');
+      expect(await broker.exited).toBe(0);
+      expect(broker.output()).not.toMatch(/is not a constructor|export failed/i);
+    } finally {
+      collector.close();
+    }
   });
 
   it('berth migrate applies the shipped SQL migrations to an empty database', async () => {

@@ -19,7 +19,10 @@ export interface Spawned {
  */
 export function spawnBerth(args: string[], env: NodeJS.ProcessEnv = process.env): Spawned {
   const flags = env.BERTH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-  return spawnProcess(process.execPath, [...flags, join(ROOT, 'cmd', 'berth.ts'), ...args], {
+  // BERTH_FROM_DIST=1: the built CLI (`npm run build`), the form the image runs, e.g. for a benchmark.
+  const entry =
+    env.BERTH_FROM_DIST === '1' ? join(ROOT, 'dist', 'cmd', 'berth.js') : join(ROOT, 'cmd', 'berth.ts');
+  return spawnProcess(process.execPath, [...flags, entry, ...args], {
     cwd: ROOT,
     env,
   });

@@ -1,6 +1,6 @@
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import {
+  alreadySent,
   DONE_FRAME,
   eventFrame,
   type HubItem,
@@ -190,5 +190,5 @@ export function serveQueryStream(
       deps.logger.warn({ err, query }, 'query stream failed');
       sink.close('server');
     });
-  return RESPONSE_ALREADY_SENT;
+  return alreadySent();
 }

@@ -7,26 +7,26 @@ export type RawEntry = [id: string, fields: string[]];
 export interface Batch {
   json: string[];
   flags: string;
+  /** The chunks' JSON length, summed. */
+  bytes: number;
 }
 
 // A script call blocks Redis while it runs: at most this many chunks / bytes per call.
-const BATCH_BYTES = 1 << 20;
+export const BATCH_BYTES = 1 << 20;
 
 /** Splits chunks into script calls (always at least one: an empty append still opens the stream). */
 export function toBatches(chunks: ChunkText[], maxBatch: number): Batch[] {
-  let cur: Batch = { json: [], flags: '' };
+  let cur: Batch = { json: [], flags: '', bytes: 0 };
   const out = [cur];
-  let bytes = 0;
   for (const c of chunks) {
     const json = c.json;
-    if (cur.json.length >= maxBatch || (bytes > 0 && bytes + json.length > BATCH_BYTES)) {
-      cur = { json: [], flags: '' };
+    if (cur.json.length >= maxBatch || (cur.bytes > 0 && cur.bytes + json.length > BATCH_BYTES)) {
+      cur = { json: [], flags: '', bytes: 0 };
       out.push(cur);
-      bytes = 0;
     }
     cur.json.push(json);
     cur.flags += c.isError ? '1' : '0';
-    bytes += json.length;
+    cur.bytes += json.length;
   }
   return out;
 }

@@ -44,42 +44,6 @@ end
 `;
 
 /**
- * ARGV: query, now (ms), ttl (s), firehose MAXLEN, per-query MAXLEN, query as JSON, ISO time,
- * error flags ("0"/"1" per chunk), the chunks' JSON joined by newlines (JSON.stringify never
- * writes a raw newline; one argument instead of one per chunk halves the client's encoding work
- * and the protocol's framing). Opens a new run when the
- * stream is unknown or completed (runAfter = the sequence before its first record). Returns the
- * first sequence used (or the next one when there were no chunks).
- */
-export const APPEND_SCRIPT = `${NEXT_SEQ}${HEAD}
-local now, ttl, fhMax, qMax, flags = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[8]
-local cur = current()
-local completed = redis.call('HGET', KEYS[4], 'completed')
-if completed == false or completed == '1' then
-  redis.call('HSET', KEYS[4], 'runAfter', string.format('%d', cur), 'completed', '0')
-end
-redis.call('HSET', KEYS[4], 'last', now)
-local n = string.len(flags)
-local all, from = ARGV[9], 1
-for i = 1, n do
-  local seq = cur + i
-  local to = string.find(all, '\\n', from, true) or (string.len(all) + 1)
-  local r = head(seq) .. ',"type":"chunk","chunk":' .. string.sub(all, from, to - 1) .. '}'
-  from = to + 1
-  if string.sub(flags, i, i) == '1' then
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(seq), 'r', r, 'e', '1')
-    redis.call('XADD', KEYS[3], 'MAXLEN', '~', qMax, id(seq), 'r', r, 'e', '1')
-  else
-    redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(seq), 'r', r)
-    redis.call('XADD', KEYS[3], 'MAXLEN', '~', qMax, id(seq), 'r', r)
-  end
-end
-if n > 0 then redis.call('SET', KEYS[1], string.format('%d', cur + n)) end
-touch(now, ttl)
-return cur + 1
-`;
-
-/**
  * ARGV: query, now (ms), ttl (s), firehose MAXLEN, per-query MAXLEN, query as JSON, ISO time. Returns -1 for an unknown
  * stream, 0 when it was already completed, else the marker's sequence.
  */
@@ -96,4 +60,49 @@ redis.call('SET', KEYS[1], string.format('%d', seq))
 redis.call('HSET', KEYS[4], 'completed', '1', 'last', now)
 touch(now, ttl)
 return seq
+`;
+
+/**
+ * The appends of several requests (one group per query) as one script call: what the appends of one
+ * event-loop turn become (redis-group-append.ts). KEYS: 1 `seq`, 2 `fh`, 3 `streams`, then per
+ * group `q:<query>` and `st:<query>`. ARGV: now (ms), ttl (s), firehose MAXLEN, per-query MAXLEN,
+ * ISO time, then per group its query, the query as JSON, its flags and its chunks' JSON joined by
+ * newlines (as APPEND_SCRIPT). The groups take consecutive sequences in order; returns each group's
+ * first sequence.
+ */
+export const APPEND_MANY_SCRIPT = `${NEXT_SEQ}
+local now, ttl, fhMax, qMax, iso = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local cur = current()
+local firsts = {}
+for g = 1, (#ARGV - 5) / 4 do
+  local qKey, stKey = KEYS[2 + 2 * g], KEYS[3 + 2 * g]
+  local a = 5 + 4 * (g - 1)
+  local query, qjson, flags, all = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+  local completed = redis.call('HGET', stKey, 'completed')
+  if completed == false or completed == '1' then
+    redis.call('HSET', stKey, 'runAfter', string.format('%d', cur), 'completed', '0')
+  end
+  redis.call('HSET', stKey, 'last', now)
+  firsts[g] = cur + 1
+  local head = ',"query":' .. qjson .. ',"timestamp":"' .. iso .. '","type":"chunk","chunk":'
+  local from = 1
+  for i = 1, string.len(flags) do
+    cur = cur + 1
+    local to = string.find(all, '\\n', from, true) or (string.len(all) + 1)
+    local r = '{"sequence":' .. string.format('%d', cur) .. head .. string.sub(all, from, to - 1) .. '}'
+    from = to + 1
+    if string.sub(flags, i, i) == '1' then
+      redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(cur), 'r', r, 'e', '1')
+      redis.call('XADD', qKey, 'MAXLEN', '~', qMax, id(cur), 'r', r, 'e', '1')
+    else
+      redis.call('XADD', KEYS[2], 'MAXLEN', '~', fhMax, id(cur), 'r', r)
+      redis.call('XADD', qKey, 'MAXLEN', '~', qMax, id(cur), 'r', r)
+    end
+  end
+  redis.call('EXPIRE', qKey, ttl)
+  redis.call('EXPIRE', stKey, ttl)
+  redis.call('ZADD', KEYS[3], now, query)
+end
+redis.call('SET', KEYS[1], string.format('%d', cur))
+return firsts
 `;

@@ -13,9 +13,10 @@ import {
   storageError,
 } from './redis-connection.ts';
 import { ChunkDelivery } from './redis-delivery.ts';
+import { type Appended, appendManyArgs, type Group, GroupAppender } from './redis-group-append.ts';
 import { FirehoseReader } from './redis-reader.ts';
-import { type RawEntry, recordOf, toBatches } from './redis-records.ts';
-import { APPEND_SCRIPT, COMPLETE_SCRIPT } from './redis-scripts.ts';
+import { BATCH_BYTES, type RawEntry, recordOf, toBatches } from './redis-records.ts';
+import { APPEND_MANY_SCRIPT, COMPLETE_SCRIPT } from './redis-scripts.ts';
 import {
   type ChunkStore,
   type ChunkText,
@@ -47,7 +48,7 @@ export interface StoreHealth {
 }
 
 type ScriptedRedis = Redis & {
-  chunkAppend(...args: (string | number)[]): Promise<number>;
+  chunkAppendMany(...args: (string | number)[]): Promise<number[]>;
   chunkComplete(...args: (string | number)[]): Promise<number>;
 };
 
@@ -68,6 +69,7 @@ export class RedisChunkStore implements ChunkStore {
   readonly #log: Logger;
   readonly #p: string;
   readonly #live: ChunkDelivery;
+  readonly #appender: GroupAppender;
   /** The last connection error (cleared when a connection is ready again), for health. */
   readonly #conn: { error?: string | undefined } = {};
   /** Names this store's connections in CLIENT LIST (`berth-chunks[-reader]-<instance>`). */
@@ -81,8 +83,13 @@ export class RedisChunkStore implements ChunkStore {
     this.#cmd = createRedis(redisOptions(opts, `berth-chunks-${this.instance}`)) as ScriptedRedis;
     this.#readerConn = createRedis(readerOptions(opts, `berth-chunks-reader-${this.instance}`));
     // ioredis sends EVALSHA and falls back to EVAL after a NOSCRIPT (a restarted Redis).
-    this.#cmd.defineCommand('chunkAppend', { numberOfKeys: 5, lua: APPEND_SCRIPT });
+    // The append's key count varies with its groups: the call passes it first.
+    this.#cmd.defineCommand('chunkAppendMany', { lua: APPEND_MANY_SCRIPT });
     this.#cmd.defineCommand('chunkComplete', { numberOfKeys: 5, lua: COMPLETE_SCRIPT });
+    this.#appender = new GroupAppender((groups) => this.#appendGroups(groups), {
+      maxChunks: opts.maxBatch ?? 1000,
+      maxBytes: BATCH_BYTES,
+    });
     reportConnection(this.#cmd, 'commands', opts.url, logger, this.#conn);
     reportConnection(this.#readerConn, 'reader', opts.url, logger, this.#conn);
   }
@@ -156,30 +163,24 @@ export class RedisChunkStore implements ChunkStore {
 
   async append(query: string, chunks: ChunkText[]): Promise<StoredChunk[]> {
     this.#writable();
-    const now = Date.now();
     const batches = toBatches(chunks, this.#o.maxBatch ?? 1000);
-    // All batches go out at once (pipelined on the connection): one round trip for the whole POST.
-    const firsts = await this.#run(
-      Promise.all(
-        batches.map((b) =>
-          this.#cmd.chunkAppend(
-            ...this.#scriptKeys(query),
-            ...this.#scriptArgs(query, now),
-            b.flags,
-            b.json.join('\n'),
-          ),
-        ),
-      ),
-    );
+    // Every batch joins this turn's script calls (pipelined on the connection): one round trip.
+    const stored = await this.#run(Promise.all(batches.map((b) => this.#appender.append(query, b))));
     const out: StoredChunk[] = [];
-    const expiresAt = now + this.#o.ttlSeconds * 1000;
-    for (const [i, b] of batches.entries())
+    for (const [i, b] of batches.entries()) {
+      const { first, at } = stored[i] as Appended;
+      const expiresAt = at + this.#o.ttlSeconds * 1000;
       for (const [j, json] of b.json.entries())
-        out.push(
-          storedChunk((firsts[i] as number) + j, query, now, json, b.flags[j] === '1', expiresAt, true),
-        );
+        out.push(storedChunk(first + j, query, at, json, b.flags[j] === '1', expiresAt, true));
+    }
     this.#live.own(out, this.#reader);
     return out;
+  }
+
+  #appendGroups(groups: Group[]): Promise<number[]> {
+    const max = this.#o.maxChunks;
+    const limits = { ttlSeconds: this.#o.ttlSeconds, max, perQuery: this.#o.maxChunksPerQuery ?? max };
+    return this.#cmd.chunkAppendMany(...appendManyArgs((k, q) => this.#key(k, q), groups, limits));
   }
 
   async complete(query: string): Promise<{ result: CompleteResult; marker?: StoredChunk }> {

@@ -86,5 +86,39 @@ export function chunkStoreContract(name: string, make: () => Promise<ChunkStore>
       expect(s.head()).toBe(4);
       await s.close();
     });
+    it('stores appends made together (one turn, several queries) each in order, as served', async () => {
+      const s = await make();
+      await s.append('done', texts([{ n: 0 }]));
+      await s.complete('done');
+      const seen: StoredChunk[] = [];
+      s.onAppend((e) => seen.push(e));
+      const results = await Promise.all([
+        s.append('x', texts([{ n: 1 }, { n: 2 }])),
+        s.append('y', texts([{ error: { message: 'boom' } }])),
+        s.append('empty', texts([])),
+        s.append('x', texts([{ n: 3 }])),
+        s.append('done', texts([{ n: 4 }])),
+      ]);
+      const stored = results.flat();
+      expect(stored.map((e) => [e.seq, e.query, e.isError])).toEqual([
+        [3, 'x', false],
+        [4, 'x', false],
+        [5, 'y', true],
+        [6, 'x', false],
+        [7, 'done', false],
+      ]);
+      // What each append returned is byte for byte what is served and what listeners got.
+      expect((await s.page(undefined, 2, 10)).items.map((e) => e.json)).toEqual(stored.map((e) => e.json));
+      await until(() => seen.length >= 5);
+      expect(seen.map((e) => e.json)).toEqual(stored.map((e) => e.json));
+      expect((await s.page('x', 0, 10)).items.map((e) => chunkJson(e))).toEqual([
+        '{"n":1}',
+        '{"n":2}',
+        '{"n":3}',
+      ]);
+      expect(await s.state('empty')).toMatchObject({ completed: false, runAfter: 5 });
+      expect(await s.state('done')).toMatchObject({ completed: false, runAfter: 6 });
+      await s.close();
+    });
   });
 }

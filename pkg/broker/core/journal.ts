@@ -10,7 +10,6 @@ import {
   renameSync,
   writeSync,
 } from 'node:fs';
-import { createInterface } from 'node:readline';
 import type { Logger } from '../../log/index.ts';
 
 export interface JournalOptions {
@@ -51,6 +50,8 @@ export class Journal {
     let lines = 0;
     let skipped = 0;
     if (!existsSync(this.#opts.path) || this.#size === 0) return { lines, skipped };
+    // readline is taken at use: a broker without persistence never loads it (docs/broker.md "Footprint").
+    const { createInterface } = process.getBuiltinModule('node:readline');
     const rl = createInterface({
       input: createReadStream(this.#opts.path, { end: this.#size - 1 }),
       crlfDelay: Infinity,

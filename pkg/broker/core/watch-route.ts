@@ -1,6 +1,6 @@
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import {
+  alreadySent,
   eventFrame,
   type HubItem,
   lastEventId,
@@ -85,5 +85,5 @@ export function serveWatch<M>(
     deps.logger.warn({ err, topic: opts.topic }, 'watch failed; closing the stream');
     sink.close('server');
   });
-  return RESPONSE_ALREADY_SENT;
+  return alreadySent();
 }

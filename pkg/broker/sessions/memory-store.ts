@@ -74,8 +74,10 @@ export class MemorySessionStore implements SessionStore {
   recordEvent(e: StoredEvent): void {
     const id = e.sessionId;
     if (!id) return;
+    const early = e.queryId ? this.#earlyMessages(e.queryId, id) : undefined;
     if (e.queryId) this.#remember(e.queryId, id);
     const s = this.#session(id, e.timestamp);
+    if (early) s.absorb(early);
     s.applyEvent(e.reason, e.eventType, e.timestamp, e.data);
     this.#bump(s);
   }
@@ -217,6 +219,20 @@ export class MemorySessionStore implements SessionStore {
       if (!m) break;
       if (m.seq === m.session.seq && this.#sessions.delete(m.session.id)) this.#evicted++;
     }
+  }
+
+  /**
+   * A query's messages can be written before the first of its events names its session (a fast
+   * query's memory write races the event feed): they were rolled up under the query's id. When its
+   * session is learned, that stand-in is taken out, to be absorbed by the session (returned).
+   */
+  #earlyMessages(queryId: string, sessionId: string): Session | undefined {
+    if (sessionId === queryId || this.#queryToSession.has(queryId)) return undefined;
+    const early = this.#sessions.get(queryId);
+    if (!early?.isStandInFor(queryId)) return undefined;
+    this.#sessions.delete(queryId);
+    early.seq = -1; // its marks in #order are stale from now on
+    return early;
   }
 
   #remember(queryId: string, sessionId: string): void {

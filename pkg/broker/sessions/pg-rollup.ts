@@ -1,6 +1,7 @@
 import type { StoredEvent } from '../events/types.ts';
 import type { StoredMessage } from '../messages/types.ts';
 import { COUNTER_SHARDS, type Queryable } from '../pg/index.ts';
+import { absorbStandIn, currentMappings, dropStandIns, recordMappings } from './pg-standins.ts';
 import { Session } from './rollup.ts';
 import type { SessionView } from './types.ts';
 
@@ -94,11 +95,22 @@ export type RollupInput =
   | { kind: 'events'; items: StoredEvent[] }
   | { kind: 'messages'; items: StoredMessage[]; at: string };
 
-/** One change to apply: which session, and what to do to it. */
+/**
+ * One change to apply: which session, and what to do to it. `absorb`: instead, take in the stand-in
+ * session of that query (pg-standins.ts). `queryId`: a message routed to its query's own id.
+ */
 interface Step {
   sessionId: string;
   apply(s: Session): void;
   createdAt: string;
+  absorb?: string;
+  queryId?: string;
+}
+
+interface Plan {
+  steps: Step[];
+  /** Queries whose stand-in sessions may be absorbed: they are locked and loaded too. */
+  standIns: Set<string>;
 }
 
 /** A session as loaded for a change, with what its counter entry was before it. */
@@ -138,23 +150,50 @@ export async function applyRollup(
   input: RollupInput,
   ttlSeconds: number,
 ): Promise<SessionRow[]> {
-  const steps = input.kind === 'events' ? await eventSteps(q, input.items) : await messageSteps(q, input);
+  const { steps, standIns } =
+    input.kind === 'events' ? await eventSteps(q, input.items) : await messageSteps(q, input);
   if (!steps.length) return [];
+  const loaded = await loadSessions(q, [...new Set([...steps.map((s) => s.sessionId), ...standIns])]);
+  if (input.kind === 'messages') await followLateMappings(q, steps, loaded);
   const ids = [...new Set(steps.map((s) => s.sessionId))].sort();
-  const loaded = await loadSessions(q, ids);
+  const changed = new Set(ids);
   const before = new Map([...loaded].map(([id, l]) => [id, l.counted]));
+  const dropped: string[] = [];
   for (const step of steps) {
     let l = loaded.get(step.sessionId);
     if (!l) {
       l = { session: new Session(step.sessionId, step.createdAt), counted: undefined };
       loaded.set(step.sessionId, l);
     }
-    step.apply(l.session);
+    if (step.absorb === undefined) step.apply(l.session);
+    else if (absorbStandIn(loaded, step.absorb, l.session, changed)) dropped.push(step.absorb);
   }
   const seqs = await nextSessionSeqs(q, ids.length);
   const rows = ids.map((id, i) => sessionRow((loaded.get(id) as Loaded).session, seqs[i] as number));
-  await writeSessions(q, rows, before, ttlSeconds, true);
+  const gone = await dropStandIns(q, dropped, before);
+  await writeSessions(q, rows, before, ttlSeconds, true, gone);
   return rows;
+}
+
+/**
+ * Messages routed to their query's own id whose query was mapped meanwhile follow the mapping. A
+ * stand-in found under the lock proves there was none (the mapping event's transaction deletes it
+ * under that lock), so only queries without one are read again: no extra statement per batch for a
+ * query that has no events.
+ */
+async function followLateMappings(q: Queryable, steps: Step[], loaded: Map<string, Loaded>): Promise<void> {
+  const own = steps.filter(
+    (s) =>
+      s.queryId !== undefined &&
+      s.sessionId === s.queryId &&
+      !loaded.get(s.queryId)?.session.isStandInFor(s.queryId),
+  );
+  const now = await currentMappings(q, [...new Set(own.map((s) => s.queryId as string))]);
+  if (!now.size) return;
+  for (const s of own) s.sessionId = now.get(s.queryId as string) ?? s.sessionId;
+  const missing = [...new Set(now.values())].filter((id) => !loaded.has(id));
+  // A second lock statement: only in that race, and after the stand-in's lock was released to us.
+  if (missing.length) for (const [id, l] of await loadSessions(q, missing)) loaded.set(id, l);
 }
 
 export async function nextSessionSeqs(q: Queryable, n: number): Promise<number[]> {
@@ -176,6 +215,8 @@ export async function writeSessions(
   before: Map<string, string | undefined>,
   ttlSeconds: number,
   slide: boolean,
+  /** Counter changes of the same transaction to add with these (dropped stand-ins). */
+  extra?: Map<string, number>,
 ): Promise<void> {
   const col = <K extends keyof SessionRow>(k: K) => rows.map((r) => r[k]);
   const r = await q.query(
@@ -207,7 +248,7 @@ export async function writeSessions(
       slide,
     ],
   );
-  const delta = new Map<string, number>();
+  const delta = new Map<string, number>(extra);
   const add = (status: string | undefined, n: number) => {
     if (status !== undefined) delta.set(status, (delta.get(status) ?? 0) + n);
   };
@@ -230,41 +271,38 @@ export async function addToStatusCounters(q: Queryable, delta: Map<string, numbe
   );
 }
 
-async function eventSteps(q: Queryable, events: StoredEvent[]): Promise<Step[]> {
+async function eventSteps(q: Queryable, events: StoredEvent[]): Promise<Plan> {
   // Last mapping wins, like the memory store's map; one row per query (ON CONFLICT needs that).
   const map = new Map<string, string>();
   for (const e of events) if (e.sessionId && e.queryId) map.set(e.queryId, e.sessionId);
-  if (map.size)
-    await q.query(
-      `INSERT INTO berth_session_queries (query_id, session_id) SELECT * FROM unnest($1::text[], $2::text[])
-       ON CONFLICT (query_id) DO UPDATE SET session_id = EXCLUDED.session_id, touched_at = now()`,
-      [[...map.keys()], [...map.values()]],
-    );
-  return events
-    .filter((e) => e.sessionId)
-    .map((e) => ({
+  const standIns = await recordMappings(q, map);
+  const steps: Step[] = [];
+  const pending = new Set(standIns);
+  for (const e of events) {
+    if (!e.sessionId) continue;
+    // A stand-in is absorbed where the memory store does it: at its query's first event.
+    if (pending.delete(e.queryId))
+      steps.push({ sessionId: e.sessionId, createdAt: e.timestamp, absorb: e.queryId, apply: () => {} });
+    steps.push({
       sessionId: e.sessionId,
       createdAt: e.timestamp,
       apply: (s) => s.applyEvent(e.reason, e.eventType, e.timestamp, e.data),
-    }));
+    });
+  }
+  return { steps, standIns };
 }
 
-async function messageSteps(q: Queryable, input: { items: StoredMessage[]; at: string }): Promise<Step[]> {
+async function messageSteps(q: Queryable, input: { items: StoredMessage[]; at: string }): Promise<Plan> {
   const queries = [...new Set(input.items.map((m) => m.queryId).filter(Boolean))];
-  const known = new Map<string, string>();
-  if (queries.length) {
-    const r = await q.query(
-      'SELECT query_id, session_id FROM berth_session_queries WHERE query_id = ANY($1::text[])',
-      [queries],
-    );
-    for (const row of r.rows) known.set(row.query_id, row.session_id);
-  }
-  return input.items
+  const known = await currentMappings(q, queries);
+  const steps = input.items
     .map((m) => ({ m, id: known.get(m.queryId) ?? m.queryId }))
     .filter((x) => x.id)
     .map(({ m, id }) => ({
       sessionId: id,
       createdAt: input.at,
-      apply: (s) => s.applyMessage(m.queryId, m.conversationId, input.at),
+      queryId: known.has(m.queryId) ? undefined : m.queryId,
+      apply: (s: Session) => s.applyMessage(m.queryId, m.conversationId, input.at),
     }));
+  return { steps, standIns: new Set() };
 }

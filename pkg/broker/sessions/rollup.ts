@@ -66,13 +66,40 @@ export class Session {
     this.counts.messages++;
     this.#touch(at, ms);
     if (queryId) this.#query(queryId);
-    if (!this.conversations.has(conversationId)) {
-      this.conversations.add(conversationId);
-      if (this.conversations.size > MAX_CONVERSATIONS) {
-        const oldest = this.conversations.values().next().value as string;
-        this.conversations.delete(oldest);
-      }
+    this.#addConversation(conversationId);
+    this.#changed();
+  }
+
+  #addConversation(conversationId: string): void {
+    if (this.conversations.has(conversationId)) return;
+    this.conversations.add(conversationId);
+    if (this.conversations.size > MAX_CONVERSATIONS) {
+      const oldest = this.conversations.values().next().value as string;
+      this.conversations.delete(oldest);
     }
+  }
+
+  /**
+   * Whether this session is only a stand-in for one query's early messages: named after that query
+   * by the roll-up itself (not created or renamed by a user), no events, no other query.
+   */
+  isStandInFor(queryId: string): boolean {
+    if (this.id !== queryId || this.name !== this.id || this.counts.events > 0) return false;
+    for (const q of this.queries.keys()) if (q !== queryId) return false;
+    return true;
+  }
+
+  /**
+   * Takes in what `early` counted: the messages of one query written before any of its events
+   * named its session (they were rolled up under the query's id). Its events were not: an event
+   * carries the session id, so the query's events all land here.
+   */
+  absorb(early: Session): void {
+    this.counts.messages += early.counts.messages;
+    for (const queryId of early.queries.keys()) this.#query(queryId);
+    for (const c of early.conversations) this.#addConversation(c);
+    this.#touch(early.firstActivity);
+    this.#touch(early.lastActivity, early.lastActivityMs);
     this.#changed();
   }
 

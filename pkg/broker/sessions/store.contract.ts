@@ -21,7 +21,7 @@ export const fakeEvent = (
   timestamp: new Date().toISOString(),
   data: { queryId, sessionId },
 });
-const fakeMessage = (queryId: string, conversationId: string): StoredMessage => ({
+export const fakeMessage = (queryId: string, conversationId: string): StoredMessage => ({
   seq: ++seq,
   json: '{}',
   bytes: 0,
@@ -66,6 +66,46 @@ export function sessionStoreContract(name: string, make: () => Promise<SessionSt
       expect(await s.purge()).toBe(2);
       s.recordEvent(fakeEvent('QueryExecutionStart', 'c', 'gamma'));
       expect((await s.get('gamma'))?.sequence).toBeGreaterThan(page.nextCursor);
+      await s.close();
+    });
+    it('moves messages written before their query’s first event into the session it names', async () => {
+      const s = await make();
+      // A fast query: its memory write reaches the broker before its events do.
+      s.recordMessage(fakeMessage('fast', 'conv-fast'));
+      s.recordMessage(fakeMessage('fast', 'conv-fast'));
+      expect(await s.get('fast')).toMatchObject({ conversations: ['conv-fast'], counts: { messages: 2 } });
+      s.recordEvent(fakeEvent('QueryExecutionStart', 'slow', 'S'));
+      s.recordMessage(fakeMessage('slow', 'conv-slow'));
+      s.recordEvent(fakeEvent('QueryExecutionStart', 'fast', 'S'));
+      s.recordEvent(fakeEvent('QueryExecutionComplete', 'fast', 'S'));
+      expect(await s.get('S')).toMatchObject({
+        conversations: ['conv-slow', 'conv-fast'],
+        counts: { messages: 3, queries: 2, events: 3, conversations: 2 },
+      });
+      // The stand-in is gone: not readable, not listed, not counted.
+      expect(await s.get('fast')).toBeUndefined();
+      const page = await s.list({ filter: {}, limit: 10 });
+      expect(page.items.map((v) => v.sessionId)).toEqual(['S']);
+      expect(page.statusCounts).toEqual({ active: 1, idle: 0, error: 0 });
+      // Later messages of that query go to its session.
+      s.recordMessage(fakeMessage('fast', 'conv-fast'));
+      expect(await s.get('S')).toMatchObject({ counts: { messages: 4 } });
+      expect(await s.get('fast')).toBeUndefined();
+      await s.close();
+    });
+    it('leaves a session of that name alone when it is more than one query’s early messages', async () => {
+      const s = await make();
+      await s.create({ sessionId: 'q1', name: 'named by a user' });
+      s.recordMessage(fakeMessage('q1', 'c1'));
+      s.recordMessage(fakeMessage('q2', 'c2'));
+      s.recordMessage(fakeMessage('q3', 'c3'));
+      s.recordEvent(fakeEvent('QueryExecutionStart', 'q3', 'q2'));
+      s.recordEvent(fakeEvent('QueryExecutionStart', 'q1', 'S'));
+      s.recordEvent(fakeEvent('QueryExecutionStart', 'q2', 'S'));
+      // q1's session was created by name; q2's stand-in took q3's messages (q3 named it): both stay.
+      expect(await s.get('q1')).toMatchObject({ name: 'named by a user', counts: { messages: 1 } });
+      expect(await s.get('q2')).toMatchObject({ counts: { messages: 2, events: 1 } });
+      expect(await s.get('S')).toMatchObject({ counts: { messages: 0, events: 2 } });
       await s.close();
     });
   });

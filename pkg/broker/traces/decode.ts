@@ -1,5 +1,4 @@
 import { isUtf8 } from 'node:buffer';
-import { gunzipSync } from 'node:zlib';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { type ErrorCode, HttpError, jsonTooDeep, MAX_JSON_DEPTH, statusOf } from '../../http/index.ts';
 import { type Range, type ScannedGroup, scanExportBytes } from './export-scanner.ts';
@@ -56,6 +55,8 @@ export function decodeExport(input: ExportInput, opts: { byteScan?: boolean } = 
   let body = input.body;
   if (input.gzip) {
     try {
+      // zlib is taken at use: an idle broker does not load it (docs/broker.md "Footprint").
+      const { gunzipSync } = process.getBuiltinModule('node:zlib');
       body = gunzipSync(body, { maxOutputLength: input.maxBytes });
     } catch (err) {
       if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)

@@ -8,10 +8,21 @@ export interface ErrorBody {
 }
 
 export function errorBody(c: Context, code: string, message: string, details?: unknown): ErrorBody {
-  return {
-    error: { code, message, requestId: requestIdOf(c), ...(details === undefined ? {} : { details }) },
-  };
+  return envelope(code, message, requestIdOf(c), details);
 }
+
+/** The envelope for a request id at hand, without a Hono context (probes answered on the socket). */
+export function envelope(
+  code: string,
+  message: string,
+  requestId: string | undefined,
+  details?: unknown,
+): ErrorBody {
+  return { error: { code, message, requestId, ...(details === undefined ? {} : { details }) } };
+}
+
+/** What a 500 says: the cause stays in the log, found by the request id. */
+export const INTERNAL_MESSAGE = 'internal error; see the server log with this request id';
 
 /** Turns an error a lower layer throws (say, a KubeError) into an HttpError; undefined when not its kind. */
 export type ErrorMapper = (err: Error) => HttpError | undefined;

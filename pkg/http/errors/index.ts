@@ -5,7 +5,7 @@ import { bodyTooLarge } from '../body-limit/index.ts';
 import { jsonTooDeepOf } from '../json-body/index.ts';
 import { requestIdOf } from '../request-id/index.ts';
 import { HttpError, httpError, relayedError } from './codes.ts';
-import { type ErrorMapper, type ErrorRenderer, renderEnvelope } from './envelope.ts';
+import { type ErrorMapper, type ErrorRenderer, INTERNAL_MESSAGE, renderEnvelope } from './envelope.ts';
 
 export {
   type CodeWithStatus,
@@ -22,7 +22,9 @@ export {
   type ErrorBody,
   type ErrorMapper,
   type ErrorRenderer,
+  envelope,
   errorBody,
+  INTERNAL_MESSAGE,
   renderEnvelope,
 } from './envelope.ts';
 
@@ -96,7 +98,7 @@ export function errorHandler(logger: Logger, opts: ErrorHandlerOptions = {}): Er
     const where = { method: c.req.method, path: c.req.path, requestId: requestIdOf(c) };
     if (!known) {
       logger.error({ err, ...where }, 'unhandled error');
-      return render(c, httpError('internal', 'internal error; see the server log with this request id'));
+      return render(c, httpError('internal', INTERNAL_MESSAGE));
     }
     // A 5xx the code knows (an upstream that is down, a query that failed) is for operators to see,
     // but it is not a bug: warn, with what failed and no stack.

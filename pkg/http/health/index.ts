@@ -1,7 +1,8 @@
 import { createRoute, type RouteConfig } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { type CodeWithStatus, httpError, renderEnvelope } from '../errors/index.ts';
+import { type CodeWithStatus, type ErrorBody, envelope } from '../errors/index.ts';
 import { type AnyOpenAPIHono, route } from '../openapi/index.ts';
+import { requestIdOf } from '../request-id/index.ts';
 
 /**
  * A readiness verdict: ready with details, or not ready with a code and a reason (and headers).
@@ -31,6 +32,34 @@ export interface HealthOptions {
 
 const tags = ['Health'];
 
+/** The probe paths, answered the same way by the app's routes and by `answerProbes` on the socket. */
+export const HEALTH_PATHS = ['/health', '/healthz', '/readyz'] as const;
+
+export interface ProbeAnswer {
+  status: 200 | 503;
+  body: Record<string, unknown> | ErrorBody;
+  headers: Record<string, string>;
+}
+
+/**
+ * What a probe answers — one source for the app's routes and `answerProbes`. A not-ready answer is
+ * the error envelope (`requestId` is the caller's, as the envelope carries it everywhere).
+ */
+export async function probeAnswer(
+  path: (typeof HEALTH_PATHS)[number],
+  opts: Pick<HealthOptions, 'readiness'>,
+  requestId: string | undefined,
+): Promise<ProbeAnswer> {
+  if (path !== '/readyz') return { status: 200, body: { status: 'ok' }, headers: {} };
+  const r = await opts.readiness();
+  if (r.ready) return { status: 200, body: { status: 'ready', ...r.details }, headers: {} };
+  return {
+    status: 503,
+    body: envelope(r.code, r.message, requestId, r.details),
+    headers: r.headers ?? {},
+  };
+}
+
 /**
  * The same probes on every Berth server: `GET /health` (the spec's liveness, also the memory
  * contract's health check) and `GET /healthz` answer 200 while the process serves; `GET /readyz`
@@ -42,7 +71,13 @@ export function mountHealthRoutes(app: AnyOpenAPIHono, opts: HealthOptions): voi
     if (opts.document === false) app.get(config.path, handler);
     else route(app, config, handler);
   };
-  for (const path of ['/health', '/healthz'])
+  const answer = async (c: Context, path: (typeof HEALTH_PATHS)[number]) => {
+    const a = await probeAnswer(path, opts, requestIdOf(c));
+    for (const [name, value] of Object.entries(a.headers)) c.header(name, value);
+    // Answered, not thrown: "not ready" is what the probe asks, not a failure to log.
+    return c.json(a.body, a.status);
+  };
+  for (const path of ['/health', '/healthz'] as const)
     get(
       createRoute({
         method: 'get',
@@ -51,7 +86,7 @@ export function mountHealthRoutes(app: AnyOpenAPIHono, opts: HealthOptions): voi
         summary: `Liveness: ${opts.what} process answers`,
         responses: { 200: { description: '{status: "ok"}' } },
       }),
-      (c) => c.json({ status: 'ok' }, 200),
+      (c) => answer(c, path),
     );
   get(
     createRoute({
@@ -64,12 +99,6 @@ export function mountHealthRoutes(app: AnyOpenAPIHono, opts: HealthOptions): voi
         503: { description: 'Not ready: error envelope naming why (`shutting_down`, `not_ready`, ...)' },
       },
     }),
-    async (c) => {
-      const r = await opts.readiness();
-      if (r.ready) return c.json({ status: 'ready', ...r.details }, 200);
-      for (const [name, value] of Object.entries(r.headers ?? {})) c.header(name, value);
-      // Answered, not thrown: "not ready" is what the probe asks, not a failure to log.
-      return renderEnvelope(c, httpError(r.code, r.message, r.details));
-    },
+    (c) => answer(c, '/readyz'),
   );
 }

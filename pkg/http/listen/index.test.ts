@@ -63,3 +63,20 @@ describe('listenHttp', () => {
     }
   });
 });
+
+describe('listenHttp: the Node adapter, loaded by the first request', () => {
+  it('serves requests that arrive together before it has loaded, bodies included, in full', async () => {
+    const echo = async (req: Request) => new Response(`${req.method} ${await req.text()}`);
+    const l = await listenHttp(echo, { port: 0 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          fetch(l.url, { method: 'POST', body: `body-${i}-${'x'.repeat(i * 1000)}` }).then((r) => r.text()),
+        ),
+      );
+      expect(answers).toEqual(answers.map((_, i) => `POST body-${i}-${'x'.repeat(i * 1000)}`));
+    } finally {
+      await l.close();
+    }
+  });
+});

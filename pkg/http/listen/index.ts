@@ -1,7 +1,7 @@
-import { lookup } from 'node:dns/promises';
 import type { Server } from 'node:http';
 import { type AddressInfo, BlockList, isIP } from 'node:net';
-import { serve } from '@hono/node-server';
+import type { ProbeResponder } from '../health/socket.ts';
+import { type Fetch, lazyRequestListener } from './adapter.ts';
 
 /** Where a local run listens unless told otherwise: reachable from this machine only. */
 export const LOOPBACK_HOST = '127.0.0.1';
@@ -27,7 +27,8 @@ export async function isLoopbackHost(host: string): Promise<boolean> {
   const h = bare(host);
   if (isIP(h)) return isLoopbackAddress(h);
   try {
-    const all = await lookup(h, { all: true });
+    // Taken at use: a server that never asks does not load the resolver module.
+    const all = await process.getBuiltinModule('node:dns/promises').lookup(h, { all: true });
     return all.length > 0 && all.every((a) => isLoopbackAddress(a.address));
   } catch {
     return false;
@@ -54,20 +55,33 @@ export interface Listening {
   close(): Promise<void>;
 }
 
+export interface ListenOptions {
+  port: number;
+  host?: string;
+  /** Probes answered on the socket, before the app (`answerProbes`): they never load the app's pipeline. */
+  probes?: ProbeResponder;
+}
+
 /**
  * Serves `fetch` (a Hono app's) on `host` (default loopback: reachable from this machine only) and
  * `port` (0: any free port), and resolves once it listens — rejecting with the listen error
  * (EADDRINUSE, EACCES) rather than handing back a server that never bound.
+ *
+ * The Node adapter is loaded by the first request that is not a probe (`lazyRequestListener`).
+ * `node:http` is taken with `getBuiltinModule`: importing it as an ES module reads its lazy
+ * `WebSocket`/`MessageEvent` exports, which load Node's fetch implementation (undici) — what an
+ * idle broker that only answers probes does without (docs/broker.md "Footprint").
  */
-export async function listenHttp(
-  fetch: Parameters<typeof serve>[0]['fetch'],
-  opts: { port: number; host?: string },
-): Promise<Listening> {
+export async function listenHttp(fetch: Fetch, opts: ListenOptions): Promise<Listening> {
   const host = opts.host ?? LOOPBACK_HOST;
-  const server = serve({ fetch, port: opts.port, hostname: host }) as Server;
+  const http = process.getBuiltinModule('node:http');
+  const app = lazyRequestListener(fetch, host);
+  const probes = opts.probes;
+  const server = http.createServer(probes ? (req, res) => probes(req, res) || app(req, res) : app);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
     server.once('error', reject);
+    server.listen(opts.port, host);
   });
   const { port } = server.address() as AddressInfo;
   return {

@@ -6,7 +6,6 @@
  * with its strict rule (public addresses only); the engine with the cluster rule below.
  */
 import type { LookupAddress } from 'node:dns';
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
 import ipaddr from 'ipaddr.js';
@@ -15,7 +14,9 @@ import { buildConnector } from 'undici';
 /** Name resolution, replaceable in tests (a name that resolves to loopback, rebinding). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
-export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true });
+// The resolver module is taken at use: a process that never connects out does not load it.
+export const systemResolver: Resolver = (hostname) =>
+  process.getBuiltinModule('node:dns/promises').lookup(hostname, { all: true });
 
 /** Why `address` may not be connected to; undefined when it may. */
 export type AddressRule = (address: string) => string | undefined;

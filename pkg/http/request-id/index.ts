@@ -21,8 +21,7 @@ const ACCEPTABLE = /^[\w.:@/+=-]{1,128}$/;
  */
 export function requestId(): MiddlewareHandler<{ Variables: RequestIdVariables }> {
   return async (c, next) => {
-    const given = c.req.header(REQUEST_ID_HEADER);
-    const id = given && ACCEPTABLE.test(given) ? given : randomUUID();
+    const id = acceptedRequestId(c.req.header(REQUEST_ID_HEADER));
     c.set('requestId', id);
     const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
     if (outgoing && typeof outgoing.setHeader === 'function' && !outgoing.headersSent)
@@ -30,6 +29,11 @@ export function requestId(): MiddlewareHandler<{ Variables: RequestIdVariables }
     else c.header(REQUEST_ID_HEADER, id);
     await next();
   };
+}
+
+/** The caller's `x-request-id` when acceptable, else a fresh UUID. */
+export function acceptedRequestId(given: string | undefined): string {
+  return given && ACCEPTABLE.test(given) ? given : randomUUID();
 }
 
 /**

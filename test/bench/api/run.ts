@@ -5,7 +5,7 @@
  * verified once so the verified-key cache answers) with autocannon at concurrency 50.
  * Prints a table and writes results.json beside this file.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -118,6 +118,8 @@ try {
 
   const kubeconfig = join(tmpdir(), `berth-bench-api-${process.pid}`);
   writeFileSync(kubeconfig, gw.exportConfig(), { mode: 0o600 });
+  // The API's credentials: gone with the run (the other stops run first).
+  stops.push(() => rmSync(kubeconfig, { force: true }));
   const api = spawnBerth(['api', '--port', '0', '--namespace', ns], {
     ...process.env,
     ...(process.env.BENCH_API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS } : {}),

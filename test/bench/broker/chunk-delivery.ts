@@ -6,9 +6,11 @@
  * measure V8 compiling the hot path. Latencies in ms.
  */
 import http from 'node:http';
+import { spawnProcess } from '../../support/process.ts';
 import { chunkPoster } from './process.ts';
 
-const WARMUP_MS = 1000;
+// BENCH_WARMUP_MS: a longer warm-up shows the tail of a process that has run the load for a while.
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000);
 const now = () => performance.timeOrigin + performance.now();
 
 export const pct = (sorted: number[], p: number) =>
@@ -94,4 +96,29 @@ export async function chunkDelivery(
     max: Math.round((lat.at(-1) ?? 0) * 100) / 100,
     p99All: pct(all, 99),
   };
+}
+
+/**
+ * `chunkDelivery` in a load-generator process of its own. The latency is timed in the generator, so
+ * its own state counts: in one long-lived process, after earlier phases (a large seed, a thousand
+ * watchers), p50 through Redis rose from ~1.2 to ~3 ms on an unchanged broker, and a fresh
+ * generator against the same broker measured ~1.2–1.7 again (docs/broker.md). Rows run it this way.
+ */
+export async function chunkDeliveryInChild(
+  url: string,
+  o: Parameters<typeof chunkDelivery>[1],
+): Promise<DeliveryResult> {
+  const child = spawnProcess(process.execPath, [import.meta.filename, JSON.stringify({ url, o })], {
+    cwd: process.cwd(),
+    env: process.env,
+  });
+  const code = await child.exited;
+  const line = child.output().match(/^delivery (.*)$/m)?.[1];
+  if (code !== 0 || !line) throw new Error(`chunk delivery run failed (${code}):\n${child.output()}`);
+  return JSON.parse(line) as DeliveryResult;
+}
+
+if (process.argv[1] === import.meta.filename && process.argv[2]) {
+  const { url, o } = JSON.parse(process.argv[2]) as { url: string; o: Parameters<typeof chunkDelivery>[1] };
+  console.log(`delivery ${JSON.stringify(await chunkDelivery(url, o))}`);
 }

@@ -3,7 +3,7 @@
  * Every row returns its figures by name; rows.ts runs them for each checkout in alternating rounds.
  */
 import autocannon from 'autocannon';
-import { chunkDelivery } from '../chunk-delivery.ts';
+import { chunkDeliveryInChild } from '../chunk-delivery.ts';
 import { fanOut } from '../fanout.ts';
 import { agentExport } from '../otlp-shapes.ts';
 import { BENCH_POST } from '../process.ts';
@@ -147,7 +147,7 @@ export async function deliveryRow(
   streams: number,
   watchUrl?: string,
 ): Promise<Figures> {
-  const d = await chunkDelivery(b.url, { streams, rate: 50, seconds, watchUrl });
+  const d = await chunkDeliveryInChild(b.url, { streams, rate: 50, seconds, watchUrl });
   const k = `chunk delivery ${streams}×50/s`;
   return {
     [`${k} p50 (ms)`]: d.p50,

@@ -24,9 +24,22 @@ export function YamlView({ obj, canEdit, onSave }) {
   const [editing, setEditing] = useState(false);
   const [error, setError] = useState();
   const [busy, setBusy] = useState(false);
+  // The view follows the object; an edit does not. The object changes under an open editor (the
+  // controller writes its status), and re-rendering it then replaced what the user had typed.
   useEffect(() => {
-    void load().then((Y) => setText(Y.stringify(editing ? editable(obj) : obj)));
+    if (editing) return;
+    let live = true;
+    void load().then((Y) => live && setText(Y.stringify(obj)));
+    return () => {
+      live = false;
+    };
   }, [obj, editing]);
+  // The editor opens once its text is ready, so it never shows the view's text first.
+  const edit = async () => {
+    const Y = await load();
+    setText(Y.stringify(editable(obj)));
+    setEditing(true);
+  };
   const save = async () => {
     setBusy(true);
     setError(undefined);
@@ -48,7 +61,7 @@ export function YamlView({ obj, canEdit, onSave }) {
       editing
         ? html`<textarea id="yaml-text" name="yaml" rows="24" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
           <p><button type="button" id="yaml-save" disabled=${busy} onClick=${save}>Save</button> <button type="button" onClick=${() => setEditing(false)}>Cancel</button></p>`
-        : html`<pre id="yaml-text">${text}</pre>${canEdit ? html`<p><button type="button" id="yaml-edit" onClick=${() => setEditing(true)}>Edit YAML</button></p>` : ''}`
+        : html`<pre id="yaml-text">${text}</pre>${canEdit ? html`<p><button type="button" id="yaml-edit" onClick=${edit}>Edit YAML</button></p>` : ''}`
     }
     <${ErrorBox} error=${error} what="Save" />
   </div>`;
