@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { Agent, get, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -85,6 +85,62 @@ describe('Drain', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(190);
     expect(drain.deadline.aborted).toBe(true);
     expect(await body).toBe('first\nfinal error frame\n');
+  });
+
+  it('lets go of a keep-alive connection whose response began before draining, once that response is done', async () => {
+    const slow = gate();
+    const streamEnd = gate();
+    const other = gate();
+    const { drain, url } = await start(() =>
+      new Hono()
+        .get('/slow', async (c) => {
+          await slow.opened;
+          return c.text('slow');
+        })
+        .get('/stream', (c) =>
+          stream(c, async (s) => {
+            await s.write('head\n');
+            await streamEnd.opened;
+          }),
+        )
+        .get('/other', async (c) => {
+          await other.opened;
+          return c.text('other');
+        }),
+    );
+    // One keep-alive agent per request, so each has its own connection and the test sees its fate.
+    const request = (path: string) => {
+      const agent = new Agent({ keepAlive: true });
+      return new Promise<{ res: IncomingMessage; closed: Promise<void> }>((resolve, reject) => {
+        get(`${url}${path}`, { agent }, (res) => {
+          const closed = new Promise<void>((r) => res.socket.once('close', () => r()));
+          resolve({ res, closed });
+        }).on('error', reject);
+      });
+    };
+    const streaming = await request('/stream');
+    const waiting = request('/slow');
+    const holding = request('/other');
+    await inFlight(drain, 3);
+    const closed = drain.shutdown(60_000);
+
+    // Headers not sent yet: the response says it closes.
+    slow.open();
+    const s = await waiting;
+    expect(s.res.headers.connection).toBe('close');
+    s.res.resume();
+    await s.closed;
+    // Headers sent with keep-alive before draining: the connection is ended once the stream is,
+    // while another request is still in flight (the server is not closing yet).
+    expect(streaming.res.headers.connection).toBe('keep-alive');
+    streaming.res.resume();
+    streamEnd.open();
+    await streaming.closed;
+    expect(drain.inFlight).toBe(1);
+
+    other.open();
+    (await holding).res.resume();
+    await closed;
   });
 
   it('closes at once when nothing is in flight', async () => {

@@ -30,6 +30,8 @@ export class Drain {
   readonly #server: Server;
   readonly #deadline = new AbortController();
   readonly #idle = new Set<() => void>();
+  /** Responses not finished yet, to be told to close their connection once draining starts. */
+  readonly #open = new Set<ServerResponse>();
   #active = 0;
   #draining = false;
   #closed: Promise<void> | undefined;
@@ -38,10 +40,16 @@ export class Drain {
     this.#server = server;
     server.on('request', (_req, res: ServerResponse) => {
       this.#active++;
+      this.#open.add(res);
       // While draining, no socket goes back to a client's pool: its next request (a watch) would be refused.
       if (this.#draining) res.shouldKeepAlive = false;
       res.once('close', () => {
+        this.#open.delete(res);
         this.#active--;
+        // A response that began before draining may have promised keep-alive: its connection is let
+        // go of now it is done, or the client's next request on it would be refused (503) — and a
+        // client whose pool holds several such connections could spend every retry on them.
+        if (this.#draining) this.#server.closeIdleConnections();
         if (this.#active === 0) for (const wake of this.#idle) wake();
       });
     });
@@ -84,8 +92,10 @@ export class Drain {
   shutdown(graceMs: number): Promise<void> {
     this.#closed ??= (async () => {
       this.#draining = true;
-      // Idle keep-alive sockets are not traffic: let them go now (a busy one closes after its response).
+      // Idle keep-alive sockets are not traffic: let them go now (a busy one closes after its response,
+      // saying so in its headers when they are not sent yet).
       this.#server.closeIdleConnections();
+      for (const res of this.#open) if (!res.headersSent) res.shouldKeepAlive = false;
       if (this.#active > 0 && graceMs > 0) await this.#waitIdle(graceMs);
       if (this.#active > 0) {
         this.#deadline.abort(new Error('shutdown grace period over'));
