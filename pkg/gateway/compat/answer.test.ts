@@ -61,8 +61,12 @@ function queryCache() {
 
 /** A broker whose `GET /stream/{query}` plays what the test gives it. */
 let play: (res: ServerResponse, req: IncomingMessage) => void = (res) => res.end();
+/** The status the broker answers a request with (an SSE stream played by `play` when 200). */
+let statusOf: (req: IncomingMessage) => number = () => 200;
 let brokerUrl = '';
 const server = createServer((req, res) => {
+  const status = statusOf(req);
+  if (status !== 200) return void res.writeHead(status).end();
   res.writeHead(200, { 'content-type': 'text/event-stream' }).flushHeaders();
   play(res, req);
 });
@@ -195,13 +199,57 @@ describe('answer', () => {
     await answer.close();
   }, 15_000);
 
-  it('chunks(): a stream that ends without [DONE] is stream_ended', async () => {
+  it('chunks(): a stream that ends without [DONE] is stream_ended, unless the Query records the rest', async () => {
+    // Relayed "a", recorded "the answer": the record cannot complete it.
     play = (res) => res.end(frame(content('a')));
-    const { answer } = open();
-    await answer.first();
-    await expect(drain(answer.chunks())).rejects.toMatchObject({ status: 502, code: 'stream_ended' });
-    await answer.close();
+    const other = open();
+    await other.answer.first();
+    other.cache.finish('done', 'Succeeded');
+    await expect(drain(other.answer.chunks())).rejects.toMatchObject({ status: 502, code: 'stream_ended' });
+    await other.answer.close();
+
+    // Relayed "the ", recorded "the answer": the rest is the last chunk.
+    play = (res) => res.end(frame(content('the ')));
+    const ok = open();
+    await ok.answer.first();
+    ok.cache.finish('done', 'Succeeded');
+    expect(await drain(ok.answer.chunks())).toEqual([
+      content('the '),
+      { id: 'u1', choices: [{ delta: { content: 'answer' }, finish_reason: 'stop' }] },
+    ]);
+    await ok.answer.close();
+
+    // A Query that failed: its stream's loss is not covered up.
+    const failed = open();
+    await failed.answer.first();
+    failed.cache.finish('error', 'ModelError');
+    await expect(drain(failed.answer.chunks())).rejects.toMatchObject({ code: 'stream_ended' });
+    await failed.answer.close();
   });
+
+  it('chunks(): a silent stream that cannot be resumed is completed from the Query of record', async () => {
+    const asked: Array<string | undefined> = [];
+    play = (res, req) => {
+      asked.push(req.headers['last-event-id'] as string | undefined);
+      res.write(`id: 1\n${frame(content('the '))}`); // then silent
+    };
+    // The resumption finds no stream (a broker that lost it): 404.
+    statusOf = (req) => (req.headers['last-event-id'] ? 404 : 200);
+    try {
+      const { cache, answer } = open({ waitTimeoutMs: 20_000 });
+      await answer.first();
+      cache.finish('done', 'Succeeded');
+      const rest = await drain(answer.chunks());
+      expect(rest.map((c) => [c.choices?.[0]?.delta?.content, c.choices?.[0]?.finish_reason])).toEqual([
+        ['the ', null],
+        ['answer', 'stop'],
+      ]);
+      expect(asked).toEqual([undefined]);
+      await answer.close();
+    } finally {
+      statusOf = () => 200;
+    }
+  }, 15_000);
 
   it('without a broker: the finished answer as one chunk, or the failure of its end', async () => {
     const ok = open({ broker: false });

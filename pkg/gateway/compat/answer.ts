@@ -140,26 +140,54 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
   }
 
   async function* chunks(): AsyncGenerator<UpstreamChunk> {
+    const relayed = new RelayedText();
     for (let data = next; ; ) {
       if (signal.aborted) throw new Error('the answer was stopped');
+      let lost: CompatError | undefined;
       if (data === undefined)
-        throw new CompatError('stream_ended', 'the query stream ended without completing');
-      if (data === '[DONE]') {
+        lost = new CompatError('stream_ended', 'the query stream ended without completing');
+      else if (data === '[DONE]') {
+        sawDone = true;
+        return;
+      } else {
+        const chunk = chunkOfData(data);
+        if (chunk.error) throw failureOf(endOfStreamError(chunk.error));
+        relayed.add(chunk);
+        yield chunk;
+        try {
+          const read = await events?.next();
+          lastRead = Date.now();
+          data = read?.done ? undefined : read?.value;
+        } catch (err) {
+          if (signal.aborted) throw err;
+          lost = new CompatError('stream_broken', `the query stream broke: ${(err as Error).message}`);
+        }
+      }
+      if (lost) {
+        const rest = await recordedRest(relayed);
+        if (rest === undefined) throw lost;
+        yield rest;
         sawDone = true;
         return;
       }
-      const chunk = chunkOfData(data);
-      if (chunk.error) throw failureOf(endOfStreamError(chunk.error));
-      yield chunk;
-      try {
-        const read = await events?.next();
-        lastRead = Date.now();
-        data = read?.done ? undefined : read?.value;
-      } catch (err) {
-        if (signal.aborted) throw err;
-        throw new CompatError('stream_broken', `the query stream broke: ${(err as Error).message}`);
-      }
     }
+  }
+
+  /**
+   * The broker's delivery of a Query's chunks was lost and could not be resumed. A succeeded Query
+   * records its answer (`status.response.content`): when what was relayed is the start of it, the
+   * rest goes out as the last chunk, so the client gets the answer of record rather than an error.
+   * Undefined when that cannot be said (the Query failed, or several model calls were streamed).
+   */
+  async function recordedRest(relayed: RelayedText): Promise<UpstreamChunk | undefined> {
+    const done = await outcome().catch(() => undefined);
+    if (done?.reason !== 'Succeeded') return undefined;
+    const rest = relayed.restOf(done.query?.status?.response?.content);
+    if (rest === undefined) return undefined;
+    return {
+      id: relayed.turn ?? name,
+      choices: [{ delta: rest ? { content: rest } : {}, finish_reason: 'stop' }],
+    };
   }
 
   /**
@@ -223,4 +251,26 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
   };
 
   return { id: name, signal, stoppedBy, outcome, first, chunks, paused, close };
+}
+
+/** The content relayed from one model call's chunks, to be completed from the Query's record. */
+class RelayedText {
+  #text = '';
+  #turns = new Set<string>();
+
+  add(chunk: UpstreamChunk): void {
+    if (chunk.id) this.#turns.add(chunk.id);
+    for (const choice of chunk.choices ?? []) this.#text += choice.delta?.content ?? '';
+  }
+
+  /** The upstream completion the content came from (the last chunk's id). */
+  get turn(): string | undefined {
+    return [...this.#turns].at(-1);
+  }
+
+  /** What `recorded` has after the relayed content; undefined unless it starts with it and one model call was streamed. */
+  restOf(recorded: string | undefined): string | undefined {
+    if (recorded === undefined || this.#turns.size > 1 || !recorded.startsWith(this.#text)) return undefined;
+    return recorded.slice(this.#text.length);
+  }
 }
