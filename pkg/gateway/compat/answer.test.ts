@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from 'hono';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Query } from '../../api/index.ts';
 import type { GatewayDeps } from '../deps.ts';
@@ -76,6 +77,8 @@ const content = (text: string) => ({
   choices: [{ delta: { content: text }, finish_reason: null }],
 });
 
+// Idle connections stay usable for longer than a stall (Node's 5 s default: undici lets go after ~3 s).
+server.keepAliveTimeout = 60_000;
 beforeAll(async () => {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   brokerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -197,6 +200,43 @@ describe('answer', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(2500);
     expect(Date.now() - started).toBeLessThan(8000);
     await answer.close();
+  }, 15_000);
+
+  it('chunks(): a resumption goes over a new connection, not one kept alive in the pool', async () => {
+    const ports: Array<[string, number | undefined]> = [];
+    statusOf = (req) => {
+      ports.push([req.url ?? '', req.socket.remotePort]);
+      return req.url === '/warm' ? 204 : 200;
+    };
+    let held: ServerResponse | undefined;
+    let streams = 0;
+    play = (res, req) => {
+      if (req.url === '/hold') held = res;
+      else if (++streams === 1) res.write(`id: 1\n${frame(content('one'))}`);
+      else res.end(`id: 2\n${frame(content('two'))}${frame('[DONE]')}`);
+    };
+    try {
+      // The pool's connections: one busy with /hold while the stream takes another, then idle and
+      // alive when the stream stalls — the one undici would hand the resumption.
+      const origin = `${brokerUrl}`;
+      await Promise.all([1, 2, 3].map(async () => (await request(`${origin}/warm`)).body.dump()));
+      const hold = await request(`${origin}/hold`);
+      const { cache, answer } = open({ waitTimeoutMs: 20_000 });
+      await answer.first();
+      held?.end();
+      await hold.body.dump();
+      cache.finish('done', 'Succeeded');
+      expect((await drain(answer.chunks())).map((c) => c.choices?.[0]?.delta?.content)).toEqual([
+        'one',
+        'two',
+      ]);
+      await answer.close();
+      const earlier = ports.slice(0, -1).map(([, port]) => port);
+      expect(ports.at(-1)?.[0]).toBe('/stream/chat-query-1?from-beginning=true');
+      expect(earlier).not.toContain(ports.at(-1)?.[1]);
+    } finally {
+      statusOf = () => 200;
+    }
   }, 15_000);
 
   it('chunks(): a stream that ends without [DONE] is stream_ended, unless the Query records the rest', async () => {

@@ -1,6 +1,6 @@
 /** The Query's chunk stream from the broker, and the chunks it carries. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Dispatcher, request } from 'undici';
+import { Client, type Dispatcher, request } from 'undici';
 import { linkSignals } from '../../http/abort/index.ts';
 import { brokerAuthHeaders } from '../../http/service-token/index.ts';
 import { CompatError } from './errors.ts';
@@ -198,6 +198,10 @@ async function requestStream(
 ): Promise<AsyncGenerator<SseEvent>> {
   const url = new URL(`${brokerUrl.replace(/\/$/, '')}/stream/${encodeURIComponent(id)}`);
   url.search = resume ? 'from-beginning=true' : `from-beginning=true&wait-for-query=${waitSeconds}`;
+  // A resumption goes over a connection of its own: a kept-alive one stays with the pod it was opened
+  // to — maybe the one whose delivery stalled, or one draining — while a new one goes where the
+  // Service routes now. Closed once the body is read (`close` waits for it).
+  const own = resume ? new Client(url.origin) : undefined;
   let res: Dispatcher.ResponseData;
   try {
     const headers: Record<string, string> = {
@@ -205,9 +209,12 @@ async function requestStream(
       ...brokerAuthHeaders(brokerUrl, url),
       ...(lastId !== undefined ? { 'last-event-id': lastId } : {}),
     };
-    res = await request(url, { headers, signal });
+    res = await request(url, { headers, signal, ...(own ? { dispatcher: own } : {}) });
   } catch (err) {
+    void own?.destroy();
     throw new CompatError('broker_unavailable', `the broker is not reachable: ${(err as Error).message}`);
+  } finally {
+    void own?.close().catch(() => undefined);
   }
   if (res.statusCode === 200) return sseEvents(res.body);
   await res.body.dump();
