@@ -34,6 +34,7 @@ export class Drain {
   readonly #open = new Set<ServerResponse>();
   #active = 0;
   #draining = false;
+  #closeScheduled = false;
   #closed: Promise<void> | undefined;
 
   constructor(server: Server) {
@@ -49,7 +50,7 @@ export class Drain {
         // A response that began before draining may have promised keep-alive: its connection is let
         // go of now it is done, or the client's next request on it would be refused (503) — and a
         // client whose pool holds several such connections could spend every retry on them.
-        if (this.#draining) this.#server.closeIdleConnections();
+        if (this.#draining) this.#closeIdleSoon();
         if (this.#active === 0) for (const wake of this.#idle) wake();
       });
     });
@@ -107,6 +108,19 @@ export class Drain {
       });
     })();
     return this.#closed;
+  }
+
+  /**
+   * Closes the connections left idle, once per event-loop turn: each call walks every connection,
+   * and thousands of SSE streams ending together at the deadline would otherwise make it quadratic.
+   */
+  #closeIdleSoon(): void {
+    if (this.#closeScheduled) return;
+    this.#closeScheduled = true;
+    setImmediate(() => {
+      this.#closeScheduled = false;
+      this.#server.closeIdleConnections();
+    });
   }
 
   #waitIdle(ms: number): Promise<void> {
