@@ -88,14 +88,14 @@ afterAll(async () => {
   await new Promise<void>((r) => server.close(() => r()));
 });
 
-function open(opts: { broker?: boolean; waitTimeoutMs?: number } = {}) {
+function open(opts: { broker?: boolean; brokerUrl?: string; waitTimeoutMs?: number } = {}) {
   const cache = queryCache();
   const client = new AbortController();
   const c = { req: { raw: { signal: client.signal } } } as unknown as Context;
   const deps = {
     cache,
     namespace: 'ns',
-    brokerUrl: opts.broker === false ? undefined : brokerUrl,
+    brokerUrl: opts.broker === false ? undefined : (opts.brokerUrl ?? brokerUrl),
   } as unknown as GatewayDeps;
   const query = { metadata: { name: 'chat-query-1' } } as Query;
   return { cache, client, answer: openAnswer(c, deps, query, opts.waitTimeoutMs ?? 5000) };
@@ -304,6 +304,31 @@ describe('answer', () => {
     setTimeout(() => failed.cache.finish('error', 'ToolError', 'Tool t: HTTP 500'), 5);
     await expect(failed.answer.first()).rejects.toMatchObject({ status: 502, code: 'tool_error' });
     await failed.answer.close();
+  });
+
+  it('first(): a broker that cannot serve the stream: the answer of record once the Query ends', async () => {
+    statusOf = () => 500;
+    try {
+      const ok = open();
+      setTimeout(() => ok.cache.finish('done', 'Succeeded'), 5);
+      expect(await ok.answer.first()).toMatchObject({
+        choices: [{ delta: { content: 'the answer' }, finish_reason: 'stop' }],
+      });
+      expect(await drain(ok.answer.chunks())).toHaveLength(1);
+      await ok.answer.close();
+
+      const failed = open();
+      setTimeout(() => failed.cache.finish('error', 'ToolError', 'Tool t: HTTP 500'), 5);
+      await expect(failed.answer.first()).rejects.toMatchObject({ status: 502, code: 'tool_error' });
+      await failed.answer.close();
+    } finally {
+      statusOf = () => 200;
+    }
+    // Unreachable (nothing listens there): the same.
+    const gone = open({ brokerUrl: 'http://127.0.0.1:9' });
+    setTimeout(() => gone.cache.finish('done', 'Succeeded'), 5);
+    expect(await gone.answer.first()).toMatchObject({ choices: [{ delta: { content: 'the answer' } }] });
+    await gone.answer.close();
   });
 
   it('first(): a client that left is undefined (the handler answers 499)', async () => {

@@ -108,16 +108,21 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
   }
 
   async function first(): Promise<UpstreamChunk | undefined> {
-    let source: AsyncGenerator<string>;
     let broker: BrokerStream | undefined;
     try {
       broker = deps.brokerUrl ? await openBrokerStream(deps.brokerUrl, name, signal) : undefined;
-      source = broker ?? whole();
     } catch (err) {
       // Not the broker's fault when the request was stopped under it.
       if (clientGone()) return undefined;
-      throw err;
+      if (!unreachable(err)) throw err;
+      // The Query was created and runs: failing the chat would have the SDK retry and run it again.
+      // Its answer of record comes once it ends, in one chunk, as without a broker.
+      deps.logger?.warn(
+        { query: name, err: (err as Error).message },
+        'chat stream: broker unavailable; answering from the Query',
+      );
     }
+    const source = broker ?? whole();
     events = source;
     if (broker) watchStalls(broker);
     const firstEvent = source.next().catch((err: Error) => err);
@@ -252,6 +257,10 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
 
   return { id: name, signal, stoppedBy, outcome, first, chunks, paused, close };
 }
+
+/** The broker's stream could not be opened (unreachable, or an error status). */
+const unreachable = (err: unknown) =>
+  err instanceof CompatError && (err.code === 'broker_unavailable' || err.code === 'broker_error');
 
 /** The content relayed from one model call's chunks, to be completed from the Query's record. */
 class RelayedText {
