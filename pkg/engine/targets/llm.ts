@@ -30,6 +30,19 @@ function forwardable(chunk: ChatCompletionChunk): boolean {
 /** The SDK's message quotes the model's error answer (its first ENGINE_MAX_ERROR_BODY_BYTES): cut shorter. */
 const MAX_MODEL_DETAIL = 512;
 
+/** How long after the Query's deadline the SDK's own timeout of a model call fires (see modelCallTimeoutMs). */
+export const SDK_TIMEOUT_AFTER_DEADLINE_MS = 1000;
+
+/**
+ * The SDK's timeout for a model call: a backstop a little after the Query's deadline. At the
+ * deadline the run's own timer aborts the call through the scope's signal and the Query ends as
+ * `Timeout`; with the SDK's timer due at the same instant the two raced, and a Query that ran out of
+ * time could end as `ModelError` ("Request timed out.").
+ */
+export function modelCallTimeoutMs(deadline: number, now = Date.now()): number {
+  return deadline - now + SDK_TIMEOUT_AFTER_DEADLINE_MS;
+}
+
 function describeModelError(model: Model, err: unknown): string {
   const owner = boundedText(`Model ${model.metadata.name} (${model.spec.baseUrl ?? model.spec.type})`, 256);
   if (err instanceof APIError && err.status !== undefined)
@@ -71,7 +84,7 @@ export async function callModel(
           tools: opts.tools,
           responseFormat: opts.responseFormat,
           signal: scope.signal,
-          timeoutMs: scope.deadline - Date.now(),
+          timeoutMs: modelCallTimeoutMs(scope.deadline),
           onChunk: stream
             ? (chunk) => {
                 if (forwardable(chunk)) stream.write(chunk);
