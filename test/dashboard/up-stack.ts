@@ -4,7 +4,7 @@
  * confined to a namespace of its own, its dashboard in `sso` mode at the tenant base path
  * `/<namespace>/` behind a real OpenID provider; or in `open` mode at the root (the benchmark).
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inject } from 'vitest';
@@ -49,13 +49,14 @@ export async function startUpStack(opts: { sso: boolean; prefix?: string }): Pro
     };
     delete env.API_SERVICE_URL;
   }
+  const stateDir = mkdtempSync(join(tmpdir(), 'berth-dash-up-')); // unused: the test control plane is reused
   const up = spawnBerth(
     [
       'up',
       '--namespace',
       ns,
       '--state-dir',
-      mkdtempSync(join(tmpdir(), 'berth-dash-up-')), // unused: the test control plane is reused
+      stateDir,
       '--api-port',
       '0',
       '--broker-port',
@@ -75,6 +76,7 @@ export async function startUpStack(opts: { sso: boolean; prefix?: string }): Pro
   } catch (err) {
     up.proc.kill('SIGKILL');
     await oidc?.close();
+    rmSync(stateDir, { recursive: true, force: true });
     throw new Error(`berth up did not start: ${(err as Error).message}\n${up.output().slice(-3000)}`);
   }
   const stack: UpStack = {
@@ -104,6 +106,7 @@ export async function startUpStack(opts: { sso: boolean; prefix?: string }): Pro
       up.proc.kill('SIGINT');
       await up.exited;
       await oidc?.close();
+      rmSync(stateDir, { recursive: true, force: true });
     },
   };
   return stack;
