@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Query } from '../../api/index.ts';
+import { createLogger } from '../../log/index.ts';
 import type { GatewayDeps } from '../deps.ts';
 import { openAnswer } from './answer.ts';
 import type { UpstreamChunk } from './broker-stream.ts';
@@ -95,6 +96,7 @@ function open(opts: { broker?: boolean; brokerUrl?: string; waitTimeoutMs?: numb
   const deps = {
     cache,
     namespace: 'ns',
+    logger: createLogger({ name: 'answer-test', level: 'silent' }),
     brokerUrl: opts.broker === false ? undefined : (opts.brokerUrl ?? brokerUrl),
   } as unknown as GatewayDeps;
   const query = { metadata: { name: 'chat-query-1' } } as Query;

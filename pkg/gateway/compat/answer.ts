@@ -117,7 +117,7 @@ export function openAnswer(c: Context, deps: GatewayDeps, query: Query, waitTime
       if (!unreachable(err)) throw err;
       // The Query was created and runs: failing the chat would have the SDK retry and run it again.
       // Its answer of record comes once it ends, in one chunk, as without a broker.
-      deps.logger?.warn(
+      deps.logger.warn(
         { query: name, err: (err as Error).message },
         'chat stream: broker unavailable; answering from the Query',
       );
@@ -265,21 +265,20 @@ const unreachable = (err: unknown) =>
 /** The content relayed from one model call's chunks, to be completed from the Query's record. */
 class RelayedText {
   #text = '';
-  #turns = new Set<string>();
+  /** The upstream completion the content came from (its chunks' id). */
+  turn: string | undefined;
+  /** Chunks of more than one model call were relayed: their text is not the record's. */
+  #mixed = false;
 
   add(chunk: UpstreamChunk): void {
-    if (chunk.id) this.#turns.add(chunk.id);
+    if (chunk.id && this.turn !== undefined && chunk.id !== this.turn) this.#mixed = true;
+    this.turn ??= chunk.id;
     for (const choice of chunk.choices ?? []) this.#text += choice.delta?.content ?? '';
-  }
-
-  /** The upstream completion the content came from (the last chunk's id). */
-  get turn(): string | undefined {
-    return [...this.#turns].at(-1);
   }
 
   /** What `recorded` has after the relayed content; undefined unless it starts with it and one model call was streamed. */
   restOf(recorded: string | undefined): string | undefined {
-    if (recorded === undefined || this.#turns.size > 1 || !recorded.startsWith(this.#text)) return undefined;
+    if (recorded === undefined || this.#mixed || !recorded.startsWith(this.#text)) return undefined;
     return recorded.slice(this.#text.length);
   }
 }

@@ -213,9 +213,8 @@ async function requestStream(
   } catch (err) {
     void own?.destroy();
     throw new CompatError('broker_unavailable', `the broker is not reachable: ${(err as Error).message}`);
-  } finally {
-    void own?.close().catch(() => undefined);
   }
+  void own?.close().catch(() => undefined);
   if (res.statusCode === 200) return sseEvents(res.body);
   await res.body.dump();
   if (res.statusCode === 404 && resume)

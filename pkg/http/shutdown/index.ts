@@ -30,9 +30,8 @@ export class Drain {
   readonly #server: Server;
   readonly #deadline = new AbortController();
   readonly #idle = new Set<() => void>();
-  /** Responses not finished yet, to be told to close their connection once draining starts. */
+  /** Requests (and streams) not finished yet: counted, and told to close their connection once draining starts. */
   readonly #open = new Set<ServerResponse>();
-  #active = 0;
   #draining = false;
   #closeScheduled = false;
   #closed: Promise<void> | undefined;
@@ -40,18 +39,16 @@ export class Drain {
   constructor(server: Server) {
     this.#server = server;
     server.on('request', (_req, res: ServerResponse) => {
-      this.#active++;
       this.#open.add(res);
       // While draining, no socket goes back to a client's pool: its next request (a watch) would be refused.
       if (this.#draining) res.shouldKeepAlive = false;
       res.once('close', () => {
         this.#open.delete(res);
-        this.#active--;
         // A response that began before draining may have promised keep-alive: its connection is let
         // go of now it is done, or the client's next request on it would be refused (503) — and a
         // client whose pool holds several such connections could spend every retry on them.
         if (this.#draining) this.#closeIdleSoon();
-        if (this.#active === 0) for (const wake of this.#idle) wake();
+        if (this.#open.size === 0) for (const wake of this.#idle) wake();
       });
     });
   }
@@ -62,7 +59,7 @@ export class Drain {
 
   /** Requests (and streams) not finished yet. */
   get inFlight(): number {
-    return this.#active;
+    return this.#open.size;
   }
 
   /** Aborted when the grace period is over: streams still open end with a final error frame. */
@@ -97,8 +94,8 @@ export class Drain {
       // saying so in its headers when they are not sent yet).
       this.#server.closeIdleConnections();
       for (const res of this.#open) if (!res.headersSent) res.shouldKeepAlive = false;
-      if (this.#active > 0 && graceMs > 0) await this.#waitIdle(graceMs);
-      if (this.#active > 0) {
+      if (this.#open.size > 0 && graceMs > 0) await this.#waitIdle(graceMs);
+      if (this.#open.size > 0) {
         this.#deadline.abort(new Error('shutdown grace period over'));
         await this.#waitIdle(FINAL_FRAME_MS);
       }
@@ -132,7 +129,7 @@ export class Drain {
       };
       const timer = setTimeout(done, ms);
       this.#idle.add(done);
-      if (this.#active === 0) done();
+      if (this.#open.size === 0) done();
     });
   }
 }
