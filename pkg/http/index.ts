@@ -1,6 +1,6 @@
 export { type LinkedSignal, linkSignals } from './abort/index.ts';
 export { type AccessLogOptions, accessLog } from './access-log/index.ts';
-export { type BodyLimitVariables, bodyLimit, bodyTooLarge } from './body-limit/index.ts';
+export { type BodyLimitVariables, bodyLimit, bodyTooLarge, requestBodyChunks } from './body-limit/index.ts';
 export { TickCoalescer } from './coalesce/index.ts';
 export {
   type CodeWithStatus,

@@ -30,7 +30,7 @@ function parseObject(text: string, line: number): ChunkText {
  * trailing newline. Blank lines are skipped.
  */
 export async function readNdjson(
-  body: ReadableStream<Uint8Array>,
+  body: AsyncIterable<Uint8Array>,
   onChunks: (chunks: ChunkText[]) => Promise<void>,
 ): Promise<number> {
   const decoder = new TextDecoder();

@@ -7,6 +7,7 @@ import {
   httpError,
   mediaTypeOf,
   relayedError,
+  requestBodyChunks,
   route,
 } from '../../http/index.ts';
 import { type RouteDeps, watchDeps } from '../core/domain.ts';
@@ -176,7 +177,7 @@ async function ingest(c: Context, deps: ChunkRouteDeps, query: string): Promise<
       received = chunks.length;
     } else if (NDJSON.has(type)) {
       await store.append(query, []);
-      const body = c.req.raw.body;
+      const body = requestBodyChunks(c);
       if (body)
         await ingestNdjson(
           body,
@@ -220,7 +221,7 @@ const MAX_IN_FLIGHT = 4;
  * settles before an error (a bad line, a store failure) is reported, so the count is exact.
  */
 async function ingestNdjson(
-  body: ReadableStream<Uint8Array>,
+  body: AsyncIterable<Uint8Array>,
   append: (chunks: ChunkText[]) => Promise<unknown>,
   acked: (n: number) => void,
 ): Promise<void> {

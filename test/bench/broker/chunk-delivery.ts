@@ -1,13 +1,13 @@
 /**
  * Chunk write → SSE delivery, as the issue-17/32 rows measure it: `streams` queries, each with one
- * `GET /stream/{query}` watcher and one writer posting `rate` JSON chunks per second
- * (`POST /stream/{query}`, its send time in the content) over one kept-alive connection. The first
+ * `GET /stream/{query}` watcher and one writer sending `rate` chunks per second (its send time in the
+ * content), as one JSON POST each or as lines of one NDJSON upload (`ChunkWrite`). The first
  * second is the same load, not measured: 50 streams starting at one instant on a fresh process
  * measure V8 compiling the hot path. Latencies in ms.
  */
 import http from 'node:http';
 import { spawnProcess } from '../../support/process.ts';
-import { chunkPoster } from './process.ts';
+import { chunkPoster, ndjsonPoster } from './process.ts';
 
 // BENCH_WARMUP_MS: a longer warm-up shows the tail of a process that has run the load for a while.
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000);
@@ -16,12 +16,20 @@ const now = () => performance.timeOrigin + performance.now();
 export const pct = (sorted: number[], p: number) =>
   Math.round((sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0) * 100) / 100;
 
+/**
+ * How the writers send: `post`, one JSON `POST /stream/{query}` per chunk over a kept-alive
+ * connection; `ndjson`, each chunk a line of one long NDJSON POST per stream, as the engine (and the
+ * reference's executors) write a query's stream.
+ */
+export type ChunkWrite = 'post' | 'ndjson';
+
 async function stream(
   url: string,
   query: string,
-  o: { rate: number; seconds: number; watchUrl?: string | undefined },
+  o: { rate: number; seconds: number; watchUrl?: string | undefined; write?: ChunkWrite | undefined },
   lat: number[],
   all: number[],
+  sendingDone: () => Promise<void>,
 ): Promise<number> {
   let ready!: () => void;
   const connected = new Promise<void>((r) => {
@@ -42,7 +50,7 @@ async function stream(
       }
     });
   });
-  const { post, close } = chunkPoster(url, query);
+  const { post, close } = (o.write === 'ndjson' ? ndjsonPoster : chunkPoster)(url, query);
   await post(JSON.stringify({ choices: [{ delta: { content: 'warm-up' } }] }));
   await connected;
   const gap = 1000 / o.rate;
@@ -60,8 +68,11 @@ async function stream(
   }
   const until = Date.now() + 5000;
   while (received < sent && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  // No stream is torn down while another still sends: the row is the steady load, and 50 watchers
+  // and uploads closing at once would land in the last chunks' latency otherwise.
+  await sendingDone();
   req.destroy();
-  close();
+  await close();
   return sent;
 }
 
@@ -78,12 +89,30 @@ export interface DeliveryResult {
 export async function chunkDelivery(
   url: string,
   /** `watchUrl`: watch on another broker than the one written to (cross-replica delivery). */
-  o: { streams: number; rate: number; seconds: number; prefix?: string; watchUrl?: string | undefined },
+  o: {
+    streams: number;
+    rate: number;
+    seconds: number;
+    prefix?: string;
+    watchUrl?: string | undefined;
+    write?: ChunkWrite | undefined;
+  },
 ): Promise<DeliveryResult> {
   const lat: number[] = [];
   const all: number[] = [];
+  let left = o.streams;
+  let allSent!: () => void;
+  const everySent = new Promise<void>((r) => {
+    allSent = r;
+  });
+  const sendingDone = () => {
+    if (--left === 0) allSent();
+    return everySent;
+  };
   const sent = await Promise.all(
-    Array.from({ length: o.streams }, (_, i) => stream(url, `${o.prefix ?? 'lat'}-${i}`, o, lat, all)),
+    Array.from({ length: o.streams }, (_, i) =>
+      stream(url, `${o.prefix ?? 'lat'}-${i}`, o, lat, all, sendingDone),
+    ),
   );
   const total = sent.reduce((a, b) => a + b, 0);
   lat.sort((a, b) => a - b);

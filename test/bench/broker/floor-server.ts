@@ -38,24 +38,33 @@ const plain = (req: http.IncomingMessage, res: ServerResponse) => {
   }
   let body = '';
   req.setEncoding('utf8');
+  const ndjson = req.headers['content-type'] === 'application/x-ndjson';
   req.on('data', (t: string) => {
     body += t;
+    if (!ndjson) return;
+    const lines = body.split('\n');
+    body = lines.pop() ?? '';
+    for (const line of lines) if (line) publish(s, line);
   });
   req.on('end', () => {
-    JSON.parse(body);
-    const frame = `id: ${s.records.length + 1}\ndata: ${body}\n\n`;
-    s.records.push(frame);
-    for (const w of s.watchers) w.write(frame);
+    if (body) publish(s, body);
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
   });
 };
+
+function publish(s: Stream, chunk: string) {
+  JSON.parse(chunk);
+  const frame = `id: ${s.records.length + 1}\ndata: ${chunk}\n\n`;
+  s.records.push(frame);
+  for (const w of s.watchers) w.write(frame);
+}
 
 /** FLOOR_MODE=hono: the same through Hono and @hono/node-server (what that layer costs). */
 async function honoListener(): Promise<http.RequestListener> {
   const { Hono } = await import('hono');
   const { getRequestListener } = await import('@hono/node-server');
   const { RESPONSE_ALREADY_SENT } = await import('@hono/node-server/utils/response');
-  const app = new Hono<{ Bindings: { outgoing: ServerResponse } }>();
+  const app = new Hono<{ Bindings: { outgoing: ServerResponse; incoming: http.IncomingMessage } }>();
   app.get('/stream/:q', (c) => {
     const s = streamOf(c.req.param('q'));
     const res = c.env.outgoing;
@@ -67,6 +76,26 @@ async function honoListener(): Promise<http.RequestListener> {
   });
   app.post('/stream/:q', async (c) => {
     const s = streamOf(c.req.param('q'));
+    if (c.req.header('content-type') === 'application/x-ndjson') {
+      // The request body as a Web stream, read as it arrives (what the broker's NDJSON route does).
+      const decoder = new TextDecoder();
+      let rest = '';
+      const body: AsyncIterable<Uint8Array> =
+        process.env.FLOOR_PIPE === 'node'
+          ? c.env.incoming
+          : process.env.FLOOR_PIPE === '1'
+            ? (c.req.raw.body as ReadableStream<Uint8Array>).pipeThrough(
+                new TransformStream<Uint8Array, Uint8Array>(),
+              )
+            : (c.req.raw.body as ReadableStream<Uint8Array>);
+      for await (const bytes of body) {
+        const lines = (rest + decoder.decode(bytes, { stream: true })).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) if (line) publish(s, line);
+      }
+      if (rest) publish(s, rest);
+      return c.json({ ok: true });
+    }
     const body = await c.req.text();
     JSON.parse(body);
     const frame = `id: ${s.records.length + 1}\ndata: ${body}\n\n`;

@@ -13,6 +13,8 @@ import { startBrokerAt } from './rows/broker.ts';
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const streams = Number(process.env.BENCH_STREAMS ?? 50);
+// BENCH_WRITE=ndjson: the writers stream NDJSON lines of one upload each (see ChunkWrite).
+const write = process.env.BENCH_WRITE === 'ndjson' ? 'ndjson' : 'post';
 
 async function floorServer(mode = '') {
   const proc = spawnProcess(
@@ -37,17 +39,18 @@ async function floorServer(mode = '') {
 const show = (d: DeliveryResult) =>
   `p50 ${d.p50} p99 ${d.p99} p999 ${d.p999} max ${d.max} ms, delivered ${d.delivered}`;
 
-// BENCH_SERVERS: which to run, in the first round's order (the order is reversed every other round).
+// BENCH_SERVERS: which to run (floor, hono, berth, berth=<checkout>), in the first round's order (the
+// order is reversed every other round).
 const servers = (process.env.BENCH_SERVERS ?? 'floor,hono,berth').split(',');
 const results: Record<string, DeliveryResult[]> = Object.fromEntries(servers.map((s) => [s, []]));
 for (let r = 0; r < rounds; r++) {
   for (const which of r % 2 ? [...servers].reverse() : servers) {
-    const server =
-      which === 'berth'
-        ? await startBrokerAt(projectRoot())
-        : await floorServer(which === 'hono' ? 'hono' : '');
+    // `berth=<path>`: the broker of another checkout (built), e.g. the tree before a change.
+    const server = which.startsWith('berth')
+      ? await startBrokerAt(which.split('=')[1] ?? projectRoot())
+      : await floorServer(which === 'hono' ? 'hono' : '');
     try {
-      const d = await chunkDeliveryInChild(server.url, { streams, rate: 50, seconds });
+      const d = await chunkDeliveryInChild(server.url, { streams, rate: 50, seconds, write });
       results[which]?.push(d);
       console.log(`round ${r + 1} ${which}: ${show(d)}`);
     } finally {

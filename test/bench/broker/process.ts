@@ -50,3 +50,35 @@ export function chunkPoster(url: string, query: string) {
     });
   return { post, close: () => agent.destroy() };
 }
+
+/**
+ * Streams chunks as NDJSON lines of one long `POST /stream/{query}` (chunked transfer encoding), the
+ * way the reference's executors write a query's stream: one request per stream, a line per chunk.
+ * `post` resolves once the line is handed to the socket; `close` ends the body and waits for the reply.
+ */
+export function ndjsonPoster(url: string, query: string) {
+  let replied!: Promise<void>;
+  const r = http.request(`${url}/stream/${query}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-ndjson', 'transfer-encoding': 'chunked' },
+  });
+  r.setNoDelay(true);
+  replied = new Promise<void>((resolve, reject) => {
+    r.on('response', (res) => {
+      res.resume();
+      res.on('end', () => resolve());
+    });
+    r.on('error', reject);
+  });
+  replied.catch(() => {});
+  r.flushHeaders();
+  const post = (line: string) =>
+    new Promise<void>((resolve, reject) => r.write(`${line}\n`, (err) => (err ? reject(err) : resolve())));
+  return {
+    post,
+    close: async () => {
+      r.end();
+      await replied;
+    },
+  };
+}

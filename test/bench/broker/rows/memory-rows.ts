@@ -3,7 +3,7 @@
  * Every row returns its figures by name; rows.ts runs them for each checkout in alternating rounds.
  */
 import autocannon from 'autocannon';
-import { chunkDeliveryInChild } from '../chunk-delivery.ts';
+import { type ChunkWrite, chunkDeliveryInChild } from '../chunk-delivery.ts';
 import { fanOut } from '../fanout.ts';
 import { agentExport } from '../otlp-shapes.ts';
 import { BENCH_POST } from '../process.ts';
@@ -146,9 +146,11 @@ export async function deliveryRow(
   seconds: number,
   streams: number,
   watchUrl?: string,
+  write: ChunkWrite = 'post',
 ): Promise<Figures> {
-  const d = await chunkDeliveryInChild(b.url, { streams, rate: 50, seconds, watchUrl });
-  const k = `chunk delivery ${streams}×50/s`;
+  const prefix = write === 'ndjson' ? 'nd' : 'lat';
+  const d = await chunkDeliveryInChild(b.url, { streams, rate: 50, seconds, watchUrl, write, prefix });
+  const k = `chunk delivery ${streams}×50/s${write === 'ndjson' ? ' NDJSON uploads' : ''}`;
   return {
     [`${k} p50 (ms)`]: d.p50,
     [`${k} p99 (ms)`]: d.p99,
@@ -188,14 +190,16 @@ export const MEMORY_ROWS: Record<string, Row> = {
   },
   delivery: async ({ broker, seconds }) => {
     const out: Figures = {};
-    for (const streams of [50, 200]) {
-      const b = await broker();
-      try {
-        Object.assign(out, await deliveryRow(b, seconds, streams));
-      } finally {
-        await b.stop();
+    // Each chunk a POST of its own, and each stream one NDJSON upload (how the engine writes).
+    for (const write of ['post', 'ndjson'] as const)
+      for (const streams of [50, 200]) {
+        const b = await broker();
+        try {
+          Object.assign(out, await deliveryRow(b, seconds, streams, undefined, write));
+        } finally {
+          await b.stop();
+        }
       }
-    }
     return out;
   },
   ingest: async ({ broker, seconds }) => {
