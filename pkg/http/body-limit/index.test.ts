@@ -66,13 +66,10 @@ beforeEach(() => {
   reached = 0;
 });
 
-/**
- * A chunked upload written piece by piece: `write` sends one and resolves once the handler has seen
- * it (so each piece is proven to arrive while the upload is still open).
- */
-function upload(path: string) {
+/** A chunked POST (no content-length) through the real Node adapter, and its answer. */
+function open(path: string, type: string) {
   const { hostname, port } = new URL(base);
-  const headers = { 'transfer-encoding': 'chunked', 'content-type': 'application/x-ndjson' };
+  const headers = { 'transfer-encoding': 'chunked', 'content-type': type };
   const req = request({ host: hostname, port, path, method: 'POST', headers });
   const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.on('response', (res) => {
@@ -85,6 +82,15 @@ function upload(path: string) {
     });
     req.on('error', reject);
   });
+  return { req, answer };
+}
+
+/**
+ * A chunked upload written piece by piece: `write` sends one and resolves once the handler has seen
+ * it (so each piece is proven to arrive while the upload is still open).
+ */
+function upload(path: string) {
+  const { req, answer } = open(path, 'application/x-ndjson');
   const write = (piece: string) =>
     new Promise<string>((resolve) => {
       seen = resolve;
@@ -93,23 +99,12 @@ function upload(path: string) {
   return { write, answer, end: () => req.end(), req };
 }
 
-/** POSTs `chunks` with transfer-encoding: chunked (no content-length) through the real Node adapter. */
+/** POSTs `chunks` at once with transfer-encoding: chunked. */
 function chunked(path: string, chunks: string[]): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const { hostname, port } = new URL(base);
-    const headers = { 'transfer-encoding': 'chunked', 'content-type': 'text/plain' };
-    const req = request({ host: hostname, port, path, method: 'POST', headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => {
-        body += d;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    for (const c of chunks) req.write(c);
-    req.end();
-  });
+  const { req, answer } = open(path, 'text/plain');
+  for (const c of chunks) req.write(c);
+  req.end();
+  return answer;
 }
 
 const post = (body: string) => fetch(`${base}/echo`, { method: 'POST', body });
