@@ -3,7 +3,10 @@
  * parses the JSON chunk, numbers it and writes it to the query's SSE watchers; `GET /stream/{query}`
  * replays what is stored and follows. No auth, validation, metrics, logging or framework. It is a
  * yardstick, not a broker: run beside `berth broker` under the same generator (`floor.ts`), it says
- * how much of the delivery tail is this machine's and how much is Berth's path.
+ * how much of the delivery tail is this machine's and how much is Berth's path. An NDJSON upload
+ * (`application/x-ndjson`) is published line by line as it arrives; in FLOOR_MODE=hono its body is
+ * read from `c.req.raw.body` (the adapter's Web stream), through a `pipeThrough` with FLOOR_PIPE=1,
+ * or from the Node request itself with FLOOR_PIPE=node (docs/broker.md, session (7)).
  */
 import http, { type ServerResponse } from 'node:http';
 

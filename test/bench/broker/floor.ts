@@ -3,6 +3,7 @@
  * `berth broker` (this checkout's `dist/`, in memory) and on `floor-server.ts` (node:http and nothing
  * else), fresh processes, alternating, BENCH_ROUNDS rounds of BENCH_SECONDS. Both with the manifests'
  * `--max-semi-space-size=16`. What the floor server cannot do below is this machine's share of the tail.
+ * BENCH_WRITE=ndjson: each stream one NDJSON upload (as the engine writes) instead of a POST per chunk.
  */
 import { join } from 'node:path';
 import { projectRoot } from '../../../pkg/kube/controlplane/index.ts';
