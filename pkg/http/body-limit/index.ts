@@ -7,7 +7,7 @@ import { renderEnvelope } from '../errors/envelope.ts';
 export type BodyLimitVariables = {
   /** Set (to the limit message) once this request's body went over the cap. */
   bodyTooLarge: string;
-  /** The request body as the socket delivers it, capped (on the Node adapter; see `requestBodyChunks`). */
+  /** A chunked request body as it arrives, capped (see `requestBodyChunks`). */
   bodyChunks: AsyncIterable<Uint8Array>;
 };
 
@@ -38,22 +38,17 @@ export function bodyLimit(
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
     const declared = c.req.header('content-length');
     const message = `request body exceeds the limit of ${maxBytes} bytes`;
-    const incoming = nodeRequest(c);
     if (declared !== undefined && c.req.header('transfer-encoding') === undefined) {
       if (Number(declared) > maxBytes) return onTooLarge(c, message);
       // Node's parser holds the body to its declared length; the adapter's own fast reads stay.
-      if (incoming) c.set('bodyChunks', chunksOf(incoming));
       return next();
     }
-    if (incoming) {
-      const chunks = capped(incoming, maxBytes, () => c.set('bodyTooLarge', message), message);
-      c.set('bodyChunks', chunks);
-      c.req.raw = requestOver(c.req.raw, chunks);
-    } else {
-      const raw = c.req.raw;
-      if (!raw.body) return next();
-      c.req.raw = countedWeb(c, raw, raw.body, maxBytes, message);
-    }
+    const incoming = nodeRequest(c);
+    const source = incoming ? chunksOf(incoming) : c.req.raw.body;
+    if (!source) return next();
+    const chunks = capped(source, maxBytes, message, () => c.set('bodyTooLarge', message));
+    c.set('bodyChunks', chunks);
+    c.req.raw = requestOver(c.req.raw, chunks);
     try {
       await next();
     } finally {
@@ -79,20 +74,21 @@ const chunksOf = (incoming: IncomingMessage): AsyncIterable<Uint8Array> => ({
   [Symbol.asyncIterator]: () => incoming.iterator({ destroyOnReturn: false }),
 });
 
+/** `source` as it is read, failing with BodyTooLargeError once past `maxBytes` (`onOver` flags it). */
 async function* capped(
-  incoming: IncomingMessage,
+  source: AsyncIterable<Uint8Array>,
   maxBytes: number,
-  onOver: () => void,
   message: string,
+  onOver: () => void,
 ): AsyncGenerator<Uint8Array> {
   let seen = 0;
-  for await (const chunk of chunksOf(incoming)) {
-    seen += (chunk as Buffer).byteLength;
+  for await (const chunk of source) {
+    seen += chunk.byteLength;
     if (seen > maxBytes) {
       onOver();
       throw new BodyTooLargeError(message);
     }
-    yield chunk as Buffer;
+    yield chunk;
   }
 }
 
@@ -126,43 +122,21 @@ function requestOver(raw: Request, chunks: AsyncIterable<Uint8Array>): Request {
   } as RequestInit);
 }
 
-/** Outside the Node adapter: the Web body, counted as it is read. */
-function countedWeb(
-  c: Context,
-  raw: Request,
-  body: ReadableStream<Uint8Array>,
-  maxBytes: number,
-  message: string,
-): Request {
-  let seen = 0;
-  const counted = body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength;
-        if (seen > maxBytes) {
-          c.set('bodyTooLarge', message);
-          controller.error(new BodyTooLargeError(message));
-          return;
-        }
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-  return new Request(raw, { body: counted, duplex: 'half' } as RequestInit);
-}
-
 export class BodyTooLargeError extends Error {
   override name = 'BodyTooLargeError';
 }
 
 /**
- * The request body as it arrives: the Node request's own chunks, capped, when `bodyLimit()` ran on
- * the Node adapter; otherwise the Web body (null without one). For readers that act on each piece
- * as it comes (NDJSON ingest).
+ * The request body as it arrives, for readers that act on each piece as it comes (NDJSON ingest):
+ * capped when `bodyLimit()` counted it (a chunked body), and on the Node adapter the Node request's
+ * own chunks; otherwise the Web body (null without one).
  */
 export function requestBodyChunks(c: Context): AsyncIterable<Uint8Array> | null {
   const chunks: AsyncIterable<Uint8Array> | undefined = c.get('bodyChunks');
-  return chunks ?? c.req.raw.body;
+  if (chunks) return chunks;
+  // A body with a declared length (not wrapped by the cap): the Node request's own chunks.
+  const incoming = nodeRequest(c);
+  return incoming ? chunksOf(incoming) : c.req.raw.body;
 }
 
 /** The limit message when this request's body went over the cap, else undefined (any app's context). */

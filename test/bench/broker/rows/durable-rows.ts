@@ -57,7 +57,7 @@ export async function durableRows(root: string, seconds: number): Promise<Figure
     Object.assign(out, await fanOutRow(a, seconds, 200, 200));
     Object.assign(out, await fanOutRow(a, seconds, 1000, 200));
     Object.assign(out, await deliveryRow(a, seconds, 50));
-    Object.assign(out, await deliveryRow(a, seconds, 50, undefined, 'ndjson'));
+    Object.assign(out, await deliveryRow(a, seconds, 50, { write: 'ndjson' }));
     Object.assign(out, await ndjsonRow(a));
     await purge(a);
     // Two replicas: the same load split across both, watchers on the replica that is not written.
@@ -66,8 +66,8 @@ export async function durableRows(root: string, seconds: number): Promise<Figure
       Object.fromEntries(Object.entries(f).map(([k, v]) => [`two brokers: ${k}`, v]));
     Object.assign(out, two(await postRow(a, seconds, [a.url, b.url])));
     Object.assign(out, two(await fanOutRow(b, seconds, 200, 200, a.url)));
-    Object.assign(out, two(await deliveryRow(a, seconds, 50, b.url)));
-    Object.assign(out, two(await deliveryRow(a, seconds, 50, b.url, 'ndjson')));
+    Object.assign(out, two(await deliveryRow(a, seconds, 50, { watchUrl: b.url })));
+    Object.assign(out, two(await deliveryRow(a, seconds, 50, { watchUrl: b.url, write: 'ndjson' })));
     out['RSS after, first broker (MB)'] = a.rssMb();
   } finally {
     for (const b of brokers) await b.stop();

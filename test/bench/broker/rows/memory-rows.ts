@@ -145,9 +145,10 @@ export async function deliveryRow(
   b: BrokerProc,
   seconds: number,
   streams: number,
-  watchUrl?: string,
-  write: ChunkWrite = 'post',
+  /** `watchUrl`: watch on another broker; `write`: how the writers send (default a POST per chunk). */
+  o: { watchUrl?: string; write?: ChunkWrite } = {},
 ): Promise<Figures> {
+  const { watchUrl, write = 'post' } = o;
   const prefix = write === 'ndjson' ? 'nd' : 'lat';
   const d = await chunkDeliveryInChild(b.url, { streams, rate: 50, seconds, watchUrl, write, prefix });
   const k = `chunk delivery ${streams}×50/s${write === 'ndjson' ? ' NDJSON uploads' : ''}`;
@@ -195,7 +196,7 @@ export const MEMORY_ROWS: Record<string, Row> = {
       for (const streams of [50, 200]) {
         const b = await broker();
         try {
-          Object.assign(out, await deliveryRow(b, seconds, streams, undefined, write));
+          Object.assign(out, await deliveryRow(b, seconds, streams, { write }));
         } finally {
           await b.stop();
         }
