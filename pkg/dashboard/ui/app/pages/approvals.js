@@ -61,10 +61,21 @@ function Decide({ query, pending, onDecided }) {
   </form>`;
 }
 
+/**
+ * A query's pending approvals that have no decision recorded yet. The API records a decision in
+ * `status.approvals` before it answers; the controller removes the pending entry only when the run
+ * resumes, so a page reloaded in between (or whose last live event came before that) would still
+ * offer the decided one.
+ */
+export function undecided(query) {
+  const decided = new Set((query.status?.approvals ?? []).map((a) => a.id));
+  return (query.status?.pendingApprovals ?? []).filter((p) => !decided.has(p.id));
+}
+
 /** The pending approvals of one query, each with its decision form (when allowed). */
 export function PendingApprovals({ query, onDecided }) {
   const perms = usePermissions();
-  const pending = query.status?.pendingApprovals ?? [];
+  const pending = undecided(query);
   return html`<ul class="approvals">${pending.map(
     (p) => html`<li class="approval" data-id=${p.id} data-query=${query.metadata.name}>
       <p><strong>${p.type === 'question' ? 'Question' : html`Tool <code>${p.tool}</code>`}</strong>${p.agent ? html` <span class="muted">asked by ${p.agent}</span>` : ''}
@@ -78,7 +89,7 @@ export function PendingApprovals({ query, onDecided }) {
 export function Approvals() {
   const waiting = useAsync(async () => {
     const { items = [] } = (await api(`${await nsPath('queries')}?limit=1000&sort=-created`)) ?? {};
-    return items.filter((q) => q.status?.pendingApprovals?.length);
+    return items.filter((q) => undecided(q).length);
   }, []);
   const refresh = useThrottled(() => void waiting.reload(true), 500);
   useLive('/v1/broker/events?watch=true', refresh);

@@ -11,7 +11,7 @@ import { ago } from '../lib/format.js';
 import { useAsync, useLive, useReady } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { Link, navigate, searchParams } from '../lib/router.js';
-import { PendingApprovals } from './approvals.js';
+import { PendingApprovals, undecided } from './approvals.js';
 
 const SESSION_PREFIX = 'chat-';
 /** What this browser remembers of a conversation: its target and session (the Memory keeps the rest). */
@@ -79,7 +79,7 @@ function TurnActivity({ query, live }) {
   );
   const calls = toolCalls(events);
   return html`${calls.length ? html`<li class="tool"><${ToolCalls} calls=${calls} /></li>` : ''}
-    ${waiting?.status?.pendingApprovals?.length ? html`<li class="approval-inline"><${PendingApprovals} query=${waiting} onDecided=${() => setWaiting(undefined)} /></li>` : ''}`;
+    ${waiting && undecided(waiting).length ? html`<li class="approval-inline"><${PendingApprovals} query=${waiting} onDecided=${() => setWaiting(undefined)} /></li>` : ''}`;
 }
 
 export function Chat({ conversation }) {

@@ -20,7 +20,7 @@ import { inputText, ms, num, when } from '../lib/format.js';
 import { useAsync, useLive, usePermissions, useReady, useThrottled } from '../lib/hooks.js';
 import { html } from '../lib/html.js';
 import { Link, navigate } from '../lib/router.js';
-import { PendingApprovals } from './approvals.js';
+import { PendingApprovals, undecided } from './approvals.js';
 import { EvaluationTable } from './evaluations.js';
 import { durationOf } from './queries.js';
 
@@ -139,7 +139,7 @@ export function QueryDetail({ name }) {
         ${st.response?.content ? html`<${Markdown} id="answer" text=${st.response.content} />` : html`<p class="muted" id="answer">${TERMINAL.has(st.phase) ? 'No answer.' : 'Not answered yet.'}</p>`}
       </div>
     </section>
-    ${st.pendingApprovals?.length ? html`<h2>Waiting for a decision</h2><${PendingApprovals} query=${q} onDecided=${() => query.reload(true)} />` : ''}
+    ${undecided(q).length ? html`<h2>Waiting for a decision</h2><${PendingApprovals} query=${q} onDecided=${() => query.reload(true)} />` : ''}
     ${
       st.approvals?.length
         ? html`<h2>Decisions</h2><ul id="decisions">${st.approvals.map(
