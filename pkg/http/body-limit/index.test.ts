@@ -41,16 +41,24 @@ app.get('/echo', (c) => c.text('no body'));
 let seen: (piece: string) => void = () => {};
 // Whether a Web stream was put over the Node request (Readable.toWeb listens for its `data`).
 let webOverNode: boolean | undefined;
+// How the last read of /pieces ended when it failed (a client gone mid-upload must end it, not hang it).
+let readFailed: (err: Error) => void = () => {};
 app.post('/pieces', async (c) => {
   const chunks = requestBodyChunks(c);
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   let n = 0;
-  for await (const piece of chunks ?? []) {
-    const text = Buffer.from(piece).toString();
-    if (text === 'bad') throw httpError('invalid_request', `piece ${n + 1} is bad`);
-    n++;
-    seen(text);
+  try {
+    for await (const piece of chunks ?? []) {
+      const text = Buffer.from(piece).toString();
+      if (text === 'bad') throw httpError('invalid_request', `piece ${n + 1} is bad`);
+      n++;
+      seen(text);
+    }
+  } catch (err) {
+    readFailed(err as Error);
+    throw err;
   }
+  // Our reader lets go of the request once the body ended (a Web stream over it would still listen).
   webOverNode = incoming && incoming.listenerCount('data') > 0;
   return c.json({ pieces: n });
 });
@@ -187,6 +195,27 @@ describe('bodyLimit', () => {
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body).error.message).toBe('piece 2 is bad');
     up.req.destroy();
+  });
+
+  it('ends the read with an error, not a wait, when the client goes away mid-upload', async () => {
+    const up = upload('/pieces');
+    up.answer.catch(() => {}); // the client side is torn down on purpose
+    expect(await up.write('one')).toBe('one');
+    const failed = new Promise<Error>((resolve) => {
+      readFailed = resolve;
+    });
+    up.req.destroy();
+    expect(await failed).toMatchObject({ code: 'ECONNRESET' });
+  });
+
+  it('reads a body sent faster than the handler reads it, in order and complete', async () => {
+    const pieces = Array.from({ length: 200 }, (_, i) => `p${i};`);
+    const res = await chunked('/echo', pieces);
+    // 200 pieces of ≤ 5 bytes go over the 100-byte cap: counted as they arrive.
+    expect(res.status).toBe(413);
+    const small = Array.from({ length: 30 }, (_, i) => String(i % 10).repeat(3));
+    const ok = await chunked('/echo', small);
+    expect(ok).toEqual({ status: 200, body: small.join('') });
   });
 
   it('offers the Web body, counted, when the app does not run on the Node adapter', async () => {

@@ -2,6 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { httpError } from '../errors/codes.ts';
 import { renderEnvelope } from '../errors/envelope.ts';
+import { BodyTooLargeError, RequestChunks } from './request-chunks.ts';
+
+export { BodyTooLargeError } from './request-chunks.ts';
 
 /** What `bodyLimit()` sets on an app's context. */
 export type BodyLimitVariables = {
@@ -22,7 +25,8 @@ const tooLarge = (c: Context, message: string) => renderEnvelope(c, httpError('p
  * `onTooLarge` renders another.
  *
  * On the Node adapter the body is also offered as the Node request's own chunks
- * (`requestBodyChunks`), with no Web stream between the socket and the reader: the adapter's
+ * (`requestBodyChunks`, read from its `data` events by `RequestChunks`), with no Web stream between
+ * the socket and the reader: the adapter's
  * body is a Web stream over `Readable.toWeb`, which pauses the request between reads, and a line of
  * a streamed NDJSON upload read that way reached the broker's code 3–10 ms later at p99 than read
  * from the request itself (docs/broker.md). The Web body a handler may read instead is built on the
@@ -44,9 +48,12 @@ export function bodyLimit(
       return next();
     }
     const incoming = nodeRequest(c);
-    const source = incoming ? chunksOf(incoming) : c.req.raw.body;
-    if (!source) return next();
-    const chunks = capped(source, maxBytes, message, () => c.set('bodyTooLarge', message));
+    const onOver = () => c.set('bodyTooLarge', message);
+    const body = incoming ? undefined : c.req.raw.body;
+    if (!incoming && !body) return next();
+    const chunks = incoming
+      ? new RequestChunks(incoming, { maxBytes, message, onOver })
+      : capped(body as ReadableStream<Uint8Array>, maxBytes, message, onOver);
     c.set('bodyChunks', chunks);
     c.req.raw = requestOver(c.req.raw, chunks);
     try {
@@ -66,15 +73,7 @@ function nodeRequest(c: Context): IncomingMessage | undefined {
     : undefined;
 }
 
-/**
- * The request's chunks. A reader that stops early (a bad line, a failed store) leaves the request
- * as it is rather than destroying it, which would close the socket before the error is answered.
- */
-const chunksOf = (incoming: IncomingMessage): AsyncIterable<Uint8Array> => ({
-  [Symbol.asyncIterator]: () => incoming.iterator({ destroyOnReturn: false }),
-});
-
-/** `source` as it is read, failing with BodyTooLargeError once past `maxBytes` (`onOver` flags it). */
+/** A Web body as it is read, failing with BodyTooLargeError once past `maxBytes` (`onOver` flags it). */
 async function* capped(
   source: AsyncIterable<Uint8Array>,
   maxBytes: number,
@@ -122,10 +121,6 @@ function requestOver(raw: Request, chunks: AsyncIterable<Uint8Array>): Request {
   } as RequestInit);
 }
 
-export class BodyTooLargeError extends Error {
-  override name = 'BodyTooLargeError';
-}
-
 /**
  * The request body as it arrives, for readers that act on each piece as it comes (NDJSON ingest):
  * capped when `bodyLimit()` counted it (a chunked body), and on the Node adapter the Node request's
@@ -136,7 +131,7 @@ export function requestBodyChunks(c: Context): AsyncIterable<Uint8Array> | null 
   if (chunks) return chunks;
   // A body with a declared length (not wrapped by the cap): the Node request's own chunks.
   const incoming = nodeRequest(c);
-  return incoming ? chunksOf(incoming) : c.req.raw.body;
+  return incoming ? new RequestChunks(incoming) : c.req.raw.body;
 }
 
 /** The limit message when this request's body went over the cap, else undefined (any app's context). */
