@@ -43,6 +43,8 @@ let seen: (piece: string) => void = () => {};
 let webOverNode: boolean | undefined;
 // How the last read of /pieces ended when it failed (a client gone mid-upload must end it, not hang it).
 let readFailed: (err: Error) => void = () => {};
+// Whether the request was left paused when the read stopped (not flowing on, its bytes dropped).
+let pausedOnStop: boolean | undefined;
 app.post('/pieces', async (c) => {
   const chunks = requestBodyChunks(c);
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
@@ -55,6 +57,7 @@ app.post('/pieces', async (c) => {
       seen(text);
     }
   } catch (err) {
+    pausedOnStop = incoming?.isPaused();
     readFailed(err as Error);
     throw err;
   }
@@ -194,6 +197,7 @@ describe('bodyLimit', () => {
     const res = await up.answer;
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body).error.message).toBe('piece 2 is bad');
+    expect(pausedOnStop).toBe(true);
     up.req.destroy();
   });
 

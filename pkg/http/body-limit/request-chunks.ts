@@ -53,7 +53,8 @@ export class RequestChunks implements AsyncIterableIterator<Uint8Array> {
     for (;;) {
       const piece = this.#held.shift();
       if (piece) {
-        if (this.#held.length === 0 && this.#req.isPaused() && !this.#ended) this.#req.resume();
+        if (this.#held.length === 0 && this.#req.isPaused() && !this.#ended && !this.#failure)
+          this.#req.resume();
         return { value: piece, done: false };
       }
       if (this.#failure) throw this.#failure;
@@ -66,6 +67,9 @@ export class RequestChunks implements AsyncIterableIterator<Uint8Array> {
 
   async return(): Promise<IteratorResult<Uint8Array>> {
     this.#stop();
+    // Without a `data` listener a flowing request would go on reading the upload and dropping it:
+    // paused, the writer is held back by the socket until the answer (or a timeout) ends it.
+    if (!this.#ended) this.#req.pause();
     this.#held.length = 0;
     this.#ended = true;
     return { value: undefined, done: true };
