@@ -34,29 +34,29 @@ const MAX_BATCH = 256;
  * Group commit for POST /messages: the appends that arrive while a batch is being written are
  * written together in the next one. Every commit waits for a WAL flush; one batch pays it once.
  *
- * Without a session roll-up a batch is one statement (APPEND_BATCH, committed on its own) and two
- * run at once on two connections: they share no row (pg-sql.ts), so the second overlaps the
- * first's round trip and flush, and the feed orders what they commit (a later sequence committed
- * first waits for the earlier one). Measured at c=50 on 2 cores (broker, PostgreSQL and the load
- * generator sharing them): 2 in flight 3,750–4,020 req/s, 3 in flight 3,740, 4 in flight 2,880 —
- * more only splits the same requests into smaller batches that each pay a statement. With the roll-up (sessions in PostgreSQL) a batch is a
- * transaction that also updates its session's row, and one runs at a time: with two in flight the
- * later one only waits on the row the first holds until its commit (measured slower: 2,300 → 1,800
- * req/s). A batch that fails is retried one append at a time, so one bad append fails alone.
+ * Without a session roll-up a batch is one statement (APPEND_BATCH, committed on its own); with the
+ * roll-up (sessions in PostgreSQL) it is a transaction that also updates its session's row. Either
+ * way one batch is written at a time. Two statements at once on two connections (they share no row,
+ * and the feed orders their commits) measured slower on 2 cores, broker, PostgreSQL and the load
+ * generator sharing them: the second connection mostly carried batches of one append that had
+ * arrived just after the first left (72 of 128 batches in a 0.5 s trace), each paying a statement,
+ * while one at a time lets everything that queues during a round trip go in the next batch — at c=50
+ * from a fresh broker 5,127–7,094 req/s (mean 6,056) against 4,771–6,019 (mean 5,480) with two,
+ * five alternating runs each (docs/broker.md); 3 and 4 at once were slower still. With the roll-up
+ * a second transaction would only wait on the session row the first holds until its commit. A batch
+ * that fails is retried one append at a time, so one bad append fails alone.
  */
 export class AppendBatcher {
   readonly #pool: pg.Pool;
   readonly #ttl: number;
   readonly #rollup: Rollup | undefined;
   readonly #queue: Pending[] = [];
-  readonly #maxInFlight: number;
-  #inFlight = 0;
+  #inFlight = false;
 
   constructor(pool: pg.Pool, defaultTtlSeconds: number, rollup: Rollup | undefined) {
     this.#pool = pool;
     this.#ttl = defaultTtlSeconds;
     this.#rollup = rollup;
-    this.#maxInFlight = rollup ? 1 : 2;
   }
 
   append(input: Input): Promise<Appended> {
@@ -67,13 +67,12 @@ export class AppendBatcher {
   }
 
   #pump(): void {
-    while (this.#queue.length && this.#inFlight < this.#maxInFlight) {
-      this.#inFlight++;
-      void this.#commit(this.#queue.splice(0, MAX_BATCH)).finally(() => {
-        this.#inFlight--;
-        this.#pump();
-      });
-    }
+    if (!this.#queue.length || this.#inFlight) return;
+    this.#inFlight = true;
+    void this.#commit(this.#queue.splice(0, MAX_BATCH)).finally(() => {
+      this.#inFlight = false;
+      this.#pump();
+    });
   }
 
   async #commit(batch: Pending[]): Promise<void> {
