@@ -26,10 +26,9 @@ const tooLarge = (c: Context, message: string) => renderEnvelope(c, httpError('p
  *
  * On the Node adapter the body is also offered as the Node request's own chunks
  * (`requestBodyChunks`, read from its `data` events by `RequestChunks`), with no Web stream between
- * the socket and the reader: the adapter's
- * body is a Web stream over `Readable.toWeb`, which pauses the request between reads, and a line of
- * a streamed NDJSON upload read that way reached the broker's code 3–10 ms later at p99 than read
- * from the request itself (docs/broker.md). The Web body a handler may read instead is built on the
+ * the socket and the reader: the adapter's body is a Web stream over `Readable.toWeb`, which pauses
+ * the request between reads, and a line of a streamed NDJSON upload read that way reached the
+ * broker's code 3–10 ms later at p99 than read from the request itself (docs/broker.md). The Web body a handler may read instead is built on the
  * same chunks, only when read.
  */
 export function bodyLimit(
@@ -49,11 +48,12 @@ export function bodyLimit(
     }
     const incoming = nodeRequest(c);
     const onOver = () => c.set('bodyTooLarge', message);
-    const body = incoming ? undefined : c.req.raw.body;
-    if (!incoming && !body) return next();
-    const chunks = incoming
-      ? new RequestChunks(incoming, { maxBytes, message, onOver })
-      : capped(body as ReadableStream<Uint8Array>, maxBytes, message, onOver);
+    // Off the adapter only: there `raw.body` would build the Web stream over the Node request.
+    const web = incoming ? null : c.req.raw.body;
+    let chunks: AsyncIterable<Uint8Array>;
+    if (incoming) chunks = new RequestChunks(incoming, { maxBytes, message, onOver });
+    else if (web) chunks = capped(web, maxBytes, message, onOver);
+    else return next();
     c.set('bodyChunks', chunks);
     c.req.raw = requestOver(c.req.raw, chunks);
     try {

@@ -26,8 +26,8 @@ export interface CapOptions {
  * piece and nothing between the parser and the reader: Node's own async iterator waits for a
  * `readable` event (a `nextTick` after the parser pushed) and a wrapping generator adds a turn of
  * promises per piece, which is per-line cost on a streamed NDJSON upload (docs/broker.md). A reader
- * that stops early (a bad line, a failed store) leaves the request as it is rather than destroying
- * it, which would close the socket before the error is answered.
+ * that stops early (a bad line, a failed store) leaves the request paused rather than destroying it,
+ * which would close the socket before the error is answered.
  */
 export class RequestChunks implements AsyncIterableIterator<Uint8Array> {
   readonly #req: IncomingMessage;
