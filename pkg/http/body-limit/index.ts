@@ -4,7 +4,7 @@ import { httpError } from '../errors/codes.ts';
 import { renderEnvelope } from '../errors/envelope.ts';
 import { BodyTooLargeError, RequestChunks } from './request-chunks.ts';
 
-export { BodyTooLargeError } from './request-chunks.ts';
+export { BodyTooLargeError, isBodyAborted } from './request-chunks.ts';
 
 /** What `bodyLimit()` sets on an app's context. */
 export type BodyLimitVariables = {

@@ -11,6 +11,16 @@ class BodyAbortedError extends Error {
   readonly code = 'ECONNRESET';
 }
 
+/**
+ * Whether `err` is a request body's read failing because the client closed the connection first:
+ * ours, or Node's own (`IncomingMessage` fails its reader with ECONNRESET "aborted").
+ */
+export function isBodyAborted(err: unknown): boolean {
+  if (err instanceof BodyAbortedError) return true;
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  return e?.code === 'ECONNRESET' && e.message === 'aborted';
+}
+
 // Pieces held for a reader that is busy before the request is paused (the socket then holds the rest).
 const HELD_BEFORE_PAUSE = 8;
 

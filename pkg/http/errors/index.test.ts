@@ -43,6 +43,10 @@ function app(opts: Parameters<typeof errorHandler>[1] = {}) {
   a.get('/bug', () => {
     throw new TypeError('x is undefined');
   });
+  // What a body read throws on Node when the client closed the connection mid-upload.
+  a.get('/gone', () => {
+    throw Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+  });
   a.post('/parse', async (c) => c.json(JSON.parse(await c.req.text())));
   route(
     a,
@@ -103,6 +107,13 @@ describe('errorHandler', () => {
     expect(body.error.code).toBe('internal');
     expect(JSON.stringify(body)).not.toContain('x is undefined');
     expect(records.at(-1)).toMatchObject({ level: 'error', err: { message: 'x is undefined' } });
+  });
+
+  it('a body read cut short by the client is a 400, not a logged 500 (a client could fill the log)', async () => {
+    const res = await app().request('/gone');
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'invalid_request' });
+    expect(records.filter((r) => r.level === 'error' || r.level === 'warn')).toEqual([]);
   });
 
   it('renders through a sub-app renderer when given one', async () => {

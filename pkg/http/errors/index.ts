@@ -1,7 +1,7 @@
 import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from '../../log/index.ts';
-import { bodyTooLarge } from '../body-limit/index.ts';
+import { bodyTooLarge, isBodyAborted } from '../body-limit/index.ts';
 import { jsonTooDeepOf } from '../json-body/index.ts';
 import { requestIdOf } from '../request-id/index.ts';
 import { HttpError, httpError, relayedError } from './codes.ts';
@@ -117,6 +117,10 @@ function classify(err: Error, c: Context, mappers: ErrorMapper[]): HttpError | u
   if (tooLarge) return httpError('payload_too_large', tooLarge);
   const tooDeep = jsonTooDeepOf(c);
   if (tooDeep) return httpError('json_too_deep', tooDeep);
+  // A client gone mid-upload is not a server fault: no error log with a stack for each one (a client
+  // could fill the log that way), and the access log records a 400 nobody receives.
+  if (isBodyAborted(err))
+    return httpError('invalid_request', 'the request body ended early: the client closed the connection');
   if (err instanceof HttpError) return err;
   for (const map of mappers) {
     const mapped = map(err);
