@@ -114,6 +114,22 @@ describe('bad input: a clear 4xx with the error envelope, never a 5xx', () => {
     expect((await fetch(`${b.url}/health`)).status).toBe(200);
   });
 
+  it('stores the NDJSON lines before a bad one and says how many, wherever the reads split', async () => {
+    const res = await fetch(`${b.url}/stream/bad-line`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-ndjson' },
+      body: '{"id":1}\n{"id":2}\n[3]\n{"id":4}\n',
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({
+      code: 'invalid_chunk',
+      message: expect.stringMatching(/^line 3: .*; 2 chunk\(s\) before it were stored$/),
+      details: { chunks_received: 2 },
+    });
+    const page = await (await fetch(`${b.url}/stream?query=bad-line`)).json();
+    expect(page.items.map((r: { chunk: { id: number } }) => r.chunk.id)).toEqual([1, 2]);
+  });
+
   it('echoes a caller request id', async () => {
     const res = await fetch(`${b.url}/conversations/missing`, { headers: { 'x-request-id': 'trace-me-1' } });
     expect(res.headers.get('x-request-id')).toBe('trace-me-1');

@@ -43,4 +43,13 @@ describe('chunk bodies are parsed once and stored as received', () => {
     expect(() => parseJsonChunks('"text"')).toThrow(/must be a JSON object/);
     await expect(lines('{"a":1}\n[2]\n')).rejects.toThrow(/line 2: a chunk must be a JSON object/);
   });
+
+  it('stores the lines before a bad one even when they came in the same read', async () => {
+    const stored: string[] = [];
+    const read = readNdjson(body('{"a":1}\n{"b":2}\n[3]\n{"c":4}\n'), async (cs) => {
+      stored.push(...cs.map((c) => c.json));
+    });
+    await expect(read).rejects.toThrow(/line 3/);
+    expect(stored).toEqual(['{"a":1}', '{"b":2}']);
+  });
 });

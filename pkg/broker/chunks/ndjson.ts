@@ -41,15 +41,24 @@ export async function readNdjson(
     const parts = buffered.split('\n');
     buffered = final ? '' : (parts.pop() ?? '');
     const batch: ChunkText[] = [];
+    const store = async () => {
+      if (!batch.length) return;
+      await onChunks(batch);
+      count += batch.length;
+    };
     for (const p of parts) {
       line++;
       const t = p.trim();
-      if (t) batch.push(parseObject(t, line));
+      if (!t) continue;
+      try {
+        batch.push(parseObject(t, line));
+      } catch (err) {
+        // The lines before a bad one are stored whether or not they came in the same read.
+        await store();
+        throw err;
+      }
     }
-    if (batch.length) {
-      await onChunks(batch);
-      count += batch.length;
-    }
+    await store();
   };
   for await (const bytes of body) {
     buffered += decoder.decode(bytes, { stream: true });
