@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunningBroker } from '../../pkg/broker/server.ts';
 import { startTestBroker } from './harness.ts';
 
@@ -128,6 +129,27 @@ describe('bad input: a clear 4xx with the error envelope, never a 5xx', () => {
     });
     const page = await (await fetch(`${b.url}/stream?query=bad-line`)).json();
     expect(page.items.map((r: { chunk: { id: number } }) => r.chunk.id)).toEqual([1, 2]);
+  });
+
+  it('refuses a chunked body sent in thousands of tiny pieces, and keeps serving', async () => {
+    // Every chunked-encoding piece costs the parser and the reader the same whatever its size: 11,000
+    // one-byte pieces (an 11 KB body, under the limit) are refused once past 10,000.
+    const { port } = new URL(b.url);
+    const s = connect(Number(port), '127.0.0.1');
+    await new Promise((r) => s.once('connect', r));
+    let answer = '';
+    s.on('data', (d) => {
+      answer += d;
+    });
+    s.write('POST /stream/tiny HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n');
+    s.write('Transfer-Encoding: chunked\r\n\r\n1\r\n{\r\n');
+    s.write('1\r\n \r\n'.repeat(11_000));
+    await vi.waitFor(() => expect(answer).toMatch(/\}$/), { timeout: 5000 });
+    s.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"code":"invalid_request"');
+    expect(answer).toContain('pieces averaging under 8 bytes');
+    expect((await fetch(`${b.url}/health`)).status).toBe(200);
   });
 
   it('echoes a caller request id', async () => {

@@ -61,8 +61,11 @@ export async function readNdjson(
     await store();
   };
   for await (const bytes of body) {
-    buffered += decoder.decode(bytes, { stream: true });
-    if (buffered.includes('\n')) await flushLines(false);
+    const text = decoder.decode(bytes, { stream: true });
+    buffered += text;
+    // Only the new text is searched: searching the whole unfinished line for every piece made a long
+    // line sent in tiny pieces (chunked encoding allows one byte each) cost quadratic time.
+    if (text.includes('\n')) await flushLines(false);
   }
   buffered += decoder.decode();
   await flushLines(true);
