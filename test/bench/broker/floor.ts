@@ -5,10 +5,10 @@
  * `--max-semi-space-size=16`. What the floor server cannot do below is this machine's share of the tail.
  * BENCH_WRITE=ndjson: each stream one NDJSON upload (as the engine writes) instead of a POST per chunk.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../../../pkg/kube/controlplane/index.ts';
 import { spawnProcess } from '../../support/process.ts';
+import { cpuSeconds } from '../support.ts';
 import { chunkDeliveryInChild, type DeliveryResult } from './chunk-delivery.ts';
 import { startBrokerAt } from './rows/broker.ts';
 
@@ -43,15 +43,6 @@ type Row = DeliveryResult & { cpuMs: number };
 const show = (d: Row) =>
   `p50 ${d.p50} p99 ${d.p99} p999 ${d.p999} max ${d.max} ms, delivered ${d.delivered}, server CPU ${d.cpuMs} ms`;
 
-/**
- * CPU time (user + system, ms) a process has used (/proc, in clock ticks of 10 ms): the same load on
- * two servers compares their cost per chunk with far less spread than their tail latency.
- */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 // BENCH_SERVERS: which to run (floor, hono, berth, berth=<checkout>), in the first round's order (the
 // order is reversed every other round).
 const servers = (process.env.BENCH_SERVERS ?? 'floor,hono,berth').split(',');
@@ -63,9 +54,11 @@ for (let r = 0; r < rounds; r++) {
       ? await startBrokerAt(which.split('=')[1] ?? projectRoot())
       : await floorServer(which === 'hono' ? 'hono' : '');
     try {
-      const cpuBefore = cpuMs(server.pid);
+      // CPU time of the server for the run: at the same load it compares the cost per chunk with far
+      // less spread than the tail.
+      const cpuBefore = cpuSeconds(server.pid);
       const delivered = await chunkDeliveryInChild(server.url, { streams, rate: 50, seconds, write });
-      const d = { ...delivered, cpuMs: cpuMs(server.pid) - cpuBefore };
+      const d = { ...delivered, cpuMs: Math.round((cpuSeconds(server.pid) - cpuBefore) * 1000) };
       results[which]?.push(d);
       console.log(`round ${r + 1} ${which}: ${show(d)}`);
     } finally {

@@ -5,19 +5,14 @@
  * 1.8 MB line), against `berth broker` of each checkout in `BENCH_ROOTS` (`label=/path`, built, default
  * this one). Reports the wall time to the answer and the broker's CPU time for it.
  */
-import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { projectRoot } from '../../../pkg/kube/controlplane/index.ts';
+import { cpuSeconds } from '../support.ts';
 import { startBrokerAt } from './rows/broker.ts';
 
 const pieces = Number(process.env.BENCH_PIECES ?? 200_000);
 const pieceBytes = Number(process.env.BENCH_PIECE_BYTES ?? 9);
 const roots = (process.env.BENCH_ROOTS ?? `current=${projectRoot()}`).split(',').map((s) => s.split('='));
-
-const cpuMs = (pid: number) => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(f[11]) + Number(f[12])) * 10;
-};
 
 /** One upload: `{"a":"xxx…"}` with the x's in pieces of `pieceBytes`; resolves with the status line and body. */
 async function upload(port: number): Promise<string> {
@@ -49,12 +44,12 @@ async function upload(port: number): Promise<string> {
 for (const [label, root] of roots) {
   const b = await startBrokerAt(root as string);
   try {
-    const cpu0 = cpuMs(b.pid);
+    const cpu0 = cpuSeconds(b.pid);
     const t0 = performance.now();
     const answer = await upload(Number(new URL(b.url).port));
     const wall = Math.round(performance.now() - t0);
     console.log(
-      `${label}: ${pieces} pieces of ${pieceBytes} B: ${wall} ms, broker CPU ${cpuMs(b.pid) - cpu0} ms — ${answer}`,
+      `${label}: ${pieces} pieces of ${pieceBytes} B: ${wall} ms, broker CPU ${Math.round((cpuSeconds(b.pid) - cpu0) * 1000)} ms — ${answer}`,
     );
   } finally {
     await b.stop();
