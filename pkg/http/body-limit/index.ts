@@ -28,8 +28,8 @@ const tooLarge = (c: Context, message: string) => renderEnvelope(c, httpError('p
  * (`requestBodyChunks`, read from its `data` events by `RequestChunks`), with no Web stream between
  * the socket and the reader: the adapter's body is a Web stream over `Readable.toWeb`, which pauses
  * the request between reads, and a line of a streamed NDJSON upload read that way reached the
- * broker's code 3–10 ms later at p99 than read from the request itself (docs/broker.md). The Web body a handler may read instead is built on the
- * same chunks, only when read.
+ * broker's code 3–10 ms later at p99 than read from the request itself (docs/broker.md). The Web
+ * body a handler may read instead is built on the same chunks, only when read.
  */
 export function bodyLimit(
   maxBytes: number,
