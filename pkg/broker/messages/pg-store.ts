@@ -74,7 +74,7 @@ export class PgMessageStore implements MessageStore {
     this.#pool = backend.database.pool;
     this.#opts = opts;
     this.#convs = new PgConversations(this.#pool);
-    this.#appends = new AppendBatcher(this.#pool, opts.defaultTtlSeconds, opts.rollup);
+    this.#appends = new AppendBatcher(backend.database.writer, opts.defaultTtlSeconds, opts.rollup);
     this.#pages = new PageCache(new VersionProbe(this.#pool, MESSAGES_VERSION), opts.pageCache);
   }
 
