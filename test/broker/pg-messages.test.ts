@@ -221,18 +221,22 @@ describe('PostgreSQL message store: replicas, sequences, expiry', () => {
     const { pool, writer } = r.backend.database;
     const planCounts = async () =>
       (
-        await writer.query<{ generic: string; custom: string }>(
-          `SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements
-            WHERE name = 'berth_append_batch'`,
+        await writer.run((c) =>
+          c.query<{ generic: string; custom: string }>(
+            `SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements
+              WHERE name = 'berth_append_batch'`,
+          ),
         )
       ).rows[0];
+    const writerPid = async () =>
+      (await writer.run((c) => c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))).rows[0]?.pid;
     for (let i = 0; i < 8; i++) await add(r.store, 'g', `q${i}`, 1 + (i % 3));
     // Without the setting PostgreSQL plans this statement anew for each of its first executions
     // (custom plans) and keeps doing so while the custom plans look cheaper.
     expect(await planCounts()).toEqual({ generic: '8', custom: '0' });
     expect((await pool.query('SHOW plan_cache_mode')).rows[0]).toEqual({ plan_cache_mode: 'auto' });
     // The writer's connection killed while idle: the next write opens a new one, set up the same way.
-    const pid = (await writer.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+    const pid = await writerPid();
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     await admin.query('SELECT pg_terminate_backend($1)', [pid]);
@@ -248,7 +252,7 @@ describe('PostgreSQL message store: replicas, sequences, expiry', () => {
         return false; // the killed connection may fail the first write (503); nothing was stored by it
       }
     });
-    const again = (await writer.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+    const again = await writerPid();
     expect(again).not.toBe(pid);
     expect(await planCounts()).toEqual({ generic: '1', custom: '0' });
     expect((await r.store.page({ conversationId: 'g' }, 0, 100)).total).toBe(16);

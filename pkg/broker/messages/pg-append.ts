@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { z } from 'zod';
-import { guarded, inTransaction } from '../pg/index.ts';
+import { guarded, type Writer } from '../pg/index.ts';
 import { APPEND_BATCH, ENSURE_CONVERSATIONS, INSERT_MESSAGES } from './pg-batch-sql.ts';
 import { type MessageRow, toStored } from './pg-sql.ts';
 import { recordTail } from './record-json.ts';
@@ -47,14 +47,14 @@ const MAX_BATCH = 256;
  * that fails is retried one append at a time, so one bad append fails alone.
  */
 export class AppendBatcher {
-  readonly #pool: pg.Pool;
+  readonly #writer: Writer;
   readonly #ttl: number;
   readonly #rollup: Rollup | undefined;
   readonly #queue: Pending[] = [];
   #inFlight = false;
 
-  constructor(pool: pg.Pool, defaultTtlSeconds: number, rollup: Rollup | undefined) {
-    this.#pool = pool;
+  constructor(writer: Writer, defaultTtlSeconds: number, rollup: Rollup | undefined) {
+    this.#writer = writer;
     this.#ttl = defaultTtlSeconds;
     this.#rollup = rollup;
   }
@@ -106,11 +106,13 @@ export class AppendBatcher {
   /** The batch as one statement (no roll-up). */
   async #statement(batch: Pending[]): Promise<{ results: Appended[]; after: undefined }> {
     // Named: each connection parses and plans the statement once (0.6 of its 2.5 ms alone here).
-    const r = await this.#pool.query<MessageRow & { kind: 'c' | 'm' }>({
-      name: 'berth_append_batch',
-      text: APPEND_BATCH,
-      values: [...this.#conversations(batch), ...this.#columns(batch)],
-    });
+    const r = await this.#writer.run((client) =>
+      client.query<MessageRow & { kind: 'c' | 'm' }>({
+        name: 'berth_append_batch',
+        text: APPEND_BATCH,
+        values: [...this.#conversations(batch), ...this.#columns(batch)],
+      }),
+    );
     const created = new Map<string, Conv>();
     const rows: StoredMessage[] = [];
     for (const row of r.rows)
@@ -121,7 +123,7 @@ export class AppendBatcher {
 
   /** The batch and its session roll-up in one transaction. */
   #transaction(batch: Pending[], rollup: Rollup) {
-    return inTransaction(this.#pool, async (client) => {
+    return this.#writer.transaction(async (client) => {
       const created = await this.#ensure(client, batch);
       const rows = await this.#insert(client, batch);
       const results = this.#split(batch, rows, created);

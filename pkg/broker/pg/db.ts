@@ -2,6 +2,7 @@ import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import type { Logger } from '../../log/index.ts';
 import * as schema from './schema/index.ts';
+import { Writer } from './writer.ts';
 
 export type Db = NodePgDatabase<typeof schema>;
 
@@ -18,11 +19,8 @@ export interface DatabaseOptions {
 
 export interface Database {
   pool: pg.Pool;
-  /**
-   * The group-commit writers' connection (one batch at a time needs one): generic plans for its
-   * prepared statements (see WRITER_SESSION).
-   */
-  writer: pg.Pool;
+  /** The connection the group-committed POST /messages batches are written on (writer.ts). */
+  writer: Writer;
   db: Db;
   /** The URL without credentials, for logs and messages. */
   safeUrl: string;
@@ -45,17 +43,6 @@ export function redactUrl(url: string): string {
     return '<unparseable DATABASE_URL>';
   }
 }
-
-/**
- * Session settings of the writer connection. The group-commit statements (a batch of appends as
- * one multi-CTE statement) are prepared once, but PostgreSQL's default plan cache mode re-plans
- * them at every execution: a custom plan knows each array's length and so always looks cheaper
- * than the generic one. Planning that statement cost more than running it — a 24-append batch
- * 1.82–2.33 ms with custom plans against 1.06–1.22 ms generic, one append 1.11–1.21 against
- * 0.32–0.56 ms (docs/broker.md). The reads stay on the main pool, where a custom plan for the
- * parameters given is the better default.
- */
-const WRITER_SESSION = 'SET plan_cache_mode = force_generic_plan';
 
 /**
  * One pool per process (and a drizzle handle over it), plus the writer connection. An idle pooled
@@ -83,19 +70,7 @@ export function openDatabase(opts: DatabaseOptions): Database {
   };
   const pool = new pg.Pool({ ...clientConfig, max: opts.poolSize ?? 10, idleTimeoutMillis: 30_000 });
   pool.on('error', onIdleError);
-  const writer = new pg.Pool({
-    ...clientConfig,
-    application_name: 'berth-broker-writer',
-    max: 1,
-    idleTimeoutMillis: 30_000,
-  });
-  writer.on('error', onIdleError);
-  // Queued before anything else the new connection runs (a client runs its queries in order). The
-  // setting only saves planning: where it fails (a server before PostgreSQL 12), the writer works
-  // with the default plans; a connection lost meanwhile fails the next query as usual.
-  writer.on('connect', (client) => {
-    client.query(WRITER_SESSION).catch(() => {});
-  });
+  const writer = new Writer(clientConfig, onIdleError);
   const db = drizzle(pool, { schema });
   return {
     pool,
@@ -120,50 +95,7 @@ export function openDatabase(opts: DatabaseOptions): Database {
       }
     },
     close: async () => {
-      await Promise.all([pool.end(), writer.end()]);
+      await Promise.all([pool.end(), writer.close()]);
     },
   };
-}
-
-/**
- * Checks a connection out of the pool for `fn`. A checked-out pg client has no 'error' listener
- * (pg-pool removes its idle one), and a server that goes away between two of our queries would make
- * it emit an unhandled 'error' and crash the process: one is attached for as long as we hold it.
- * The query in flight fails on its own; the connection is then destroyed instead of returned.
- */
-export async function withClient<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: unknown;
-  const onError = (err: unknown) => {
-    broken = err;
-  };
-  client.on('error', onError);
-  try {
-    const out = await fn(client);
-    client.removeListener('error', onError);
-    client.release(broken ? true : undefined);
-    return out;
-  } catch (err) {
-    client.removeListener('error', onError);
-    client.release(true);
-    throw err;
-  }
-}
-
-/** Where a statement runs: the pool, or a client inside the caller's transaction. */
-export type Queryable = pg.Pool | pg.PoolClient;
-
-/** Runs `fn` in a transaction on one pooled connection (see withClient); ROLLBACK on failure. */
-export function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  return withClient(pool, async (client) => {
-    await client.query('BEGIN');
-    try {
-      const out = await fn(client);
-      await client.query('COMMIT');
-      return out;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    }
-  });
 }

@@ -8,7 +8,8 @@ import { migrate, migrationsFolder } from './migrate.ts';
 import { PgNotifier } from './notify.ts';
 import { Reaper } from './reaper.ts';
 
-export { type Database, inTransaction, openDatabase, type Queryable, redactUrl, withClient } from './db.ts';
+export { inTransaction, type Queryable, withClient } from './client.ts';
+export { type Database, openDatabase, redactUrl } from './db.ts';
 export { guarded, isUnavailable, RETRY_AFTER_SECONDS, storageUnavailable } from './errors.ts';
 export { Feed, type FeedOptions, type FeedRow } from './feed.ts';
 export { LOCK_CLASS, LOCKS } from './locks.ts';
@@ -16,6 +17,7 @@ export { migrate, migrationsFolder } from './migrate.ts';
 export { PgNotifier } from './notify.ts';
 export { Reaper, type ReapTask } from './reaper.ts';
 export { COUNTER_SHARDS, SEQUENCES } from './schema/sequences.ts';
+export type { Writer } from './writer.ts';
 
 /** NOTIFY channels, one per domain; payloads carry only a sequence number. */
 export const CHANNELS = {

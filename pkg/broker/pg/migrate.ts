@@ -5,7 +5,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { migrate as drizzleMigrate } from 'drizzle-orm/node-postgres/migrator';
 import type pg from 'pg';
 import type { Logger } from '../../log/index.ts';
-import { withClient } from './db.ts';
+import { withClient } from './client.ts';
 import { LOCK_CLASS, LOCKS } from './locks.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Logger } from '../../log/index.ts';
-import { inTransaction } from './db.ts';
+import { inTransaction } from './client.ts';
 import { LOCK_CLASS } from './locks.ts';
 import { describe } from './notify.ts';
 
