@@ -17,7 +17,7 @@ export { migrate, migrationsFolder } from './migrate.ts';
 export { PgNotifier } from './notify.ts';
 export { Reaper, type ReapTask } from './reaper.ts';
 export { COUNTER_SHARDS, SEQUENCES } from './schema/sequences.ts';
-export type { Writer } from './writer.ts';
+export { Writer } from './writer.ts';
 
 /** NOTIFY channels, one per domain; payloads carry only a sequence number. */
 export const CHANNELS = {
