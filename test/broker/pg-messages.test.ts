@@ -12,8 +12,12 @@ afterAll(() => dbs.dropAll());
 const quiet = createLogger({ level: 'silent' });
 
 /** A store ("replica") with its own backend (pool, LISTEN connection, reaper) on `url`. */
-async function replica(url: string, ttl = 3600): Promise<{ store: PgMessageStore; backend: PgBackend }> {
-  const backend = await openPgBackend({ url, logger: quiet, reapIntervalMs: 3_600_000 });
+async function replica(
+  url: string,
+  ttl = 3600,
+  feed?: { pollMs: number },
+): Promise<{ store: PgMessageStore; backend: PgBackend }> {
+  const backend = await openPgBackend({ url, logger: quiet, reapIntervalMs: 3_600_000, feed });
   const store = await openPgMessageStore(backend, { defaultTtlSeconds: ttl, onClose: () => backend.close() });
   return { store, backend };
 }
@@ -84,6 +88,24 @@ describe('PostgreSQL message store: replicas, sequences, expiry', () => {
     await write(2);
     await eventually(() => seen.length === written.length);
     expect(seen).toEqual(written);
+    await Promise.all([a.store.close(), b.store.close()]);
+  });
+
+  it("announces each batch in its own statement: B's listeners get A's writes with B's polling off", async () => {
+    const url = await dbs.fresh();
+    const a = await replica(url);
+    const b = await replica(url, 3600, { pollMs: 3_600_000 });
+    const seen: number[] = [];
+    b.store.onAppend((m) => seen.push(m.seq));
+    const written: number[] = [];
+    await Promise.all(
+      Array.from({ length: 30 }, async (_, i) =>
+        written.push(...(await add(a.store, `n${i % 3}`, `q${i}`, 2)).map((m) => m.seq)),
+      ),
+    );
+    // Only a NOTIFY can wake B within this time: its next poll is an hour away.
+    await eventually(() => seen.length === written.length, 3000);
+    expect(seen).toEqual([...written].sort((x, y) => x - y));
     await Promise.all([a.store.close(), b.store.close()]);
   });
 

@@ -138,8 +138,8 @@ export class PgMessageStore implements MessageStore {
         message_count: 0,
         query_count: 0,
       });
+    // The other replicas were told by the batch itself (pg-batch-sql.ts ANNOUNCED), at its commit.
     const last = rows.at(-1);
-    if (last) this.#backend.announce(CHANNELS.messages, last.seq);
     if (last && this.#messages) {
       this.#messages.local(rows);
       // Resolve after this process's listeners saw the rows (bounded: the write is committed anyway).
