@@ -1,3 +1,4 @@
+import { CHANNELS } from '../pg/index.ts';
 import { COLUMNS, WRITER_SHARD } from './pg-sql.ts';
 
 /**
@@ -60,7 +61,7 @@ const insertCtes = (p: number) => `
     ON CONFLICT (key, shard) DO UPDATE SET n = k.n + EXCLUDED.n)`;
 
 /** Each created conversation, announced on the conversations channel. */
-const CREATED = `SELECT id, seq::float8 AS seq, created_at, pg_notify('berth_conversations', seq::text) AS _n FROM ensured`;
+const CREATED = `SELECT id, seq::float8 AS seq, created_at, pg_notify('${CHANNELS.conversations}', seq::text) AS _n FROM ensured`;
 
 /** The conversations step alone (`$1` ids, `$2` times), inside a roll-up's transaction. */
 export const ENSURE_CONVERSATIONS = `WITH ${ensureCtes('$1', '$2')} ${CREATED} ORDER BY seq`;
@@ -73,7 +74,7 @@ export const ENSURE_CONVERSATIONS = `WITH ${ensureCtes('$1', '$2')} ${CREATED} O
  * serializes the commits of notifying transactions, but a replica writes one batch at a time, and a
  * batch that creates a conversation notified inside it already; two replicas measured no slower.
  */
-const ANNOUNCED = `SELECT pg_notify('berth_messages', max(seq)::text) AS _n FROM ins`;
+const ANNOUNCED = `SELECT pg_notify('${CHANNELS.messages}', max(seq)::text) AS _n FROM ins`;
 
 /** The messages step alone (`$1`..`$5`), inside a roll-up's transaction, after ENSURE_CONVERSATIONS. */
 export const INSERT_MESSAGES = `WITH ${insertCtes(1)}, announced AS (${ANNOUNCED})
