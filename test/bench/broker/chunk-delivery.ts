@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import { spawnProcess } from '../../support/process.ts';
-import { chunkPoster, ndjsonPoster } from './process.ts';
+import { chunkPoster, leanChunkPoster, ndjsonPoster } from './process.ts';
 
 // BENCH_WARMUP_MS: a longer warm-up shows the tail of a process that has run the load for a while.
 const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 1000);
@@ -18,10 +18,18 @@ export const pct = (sorted: number[], p: number) =>
 
 /**
  * How the writers send: `post`, one JSON `POST /stream/{query}` per chunk over a kept-alive
- * connection; `ndjson`, each chunk a line of one long NDJSON POST per stream, as the engine (and the
- * reference's executors) write a query's stream.
+ * connection (Node's `http.request`); `lean`, the same requests from a minimal HTTP/1.1 client
+ * (`leanChunkPoster`: the generator's own client cost out of the timing); `ndjson`, each chunk a
+ * line of one long NDJSON POST per stream, as the engine (and the reference's executors) write a
+ * query's stream.
  */
-export type ChunkWrite = 'post' | 'ndjson';
+export type ChunkWrite = 'post' | 'lean' | 'ndjson';
+
+const POSTERS: Record<ChunkWrite, typeof chunkPoster> = {
+  post: chunkPoster,
+  lean: leanChunkPoster,
+  ndjson: ndjsonPoster,
+};
 
 async function stream(
   url: string,
@@ -50,7 +58,7 @@ async function stream(
       }
     });
   });
-  const { post, close } = (o.write === 'ndjson' ? ndjsonPoster : chunkPoster)(url, query);
+  const { post, close } = POSTERS[o.write ?? 'post'](url, query);
   await post(JSON.stringify({ choices: [{ delta: { content: 'warm-up' } }] }));
   await connected;
   const gap = 1000 / o.rate;

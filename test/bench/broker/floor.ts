@@ -3,7 +3,8 @@
  * `berth broker` (this checkout's `dist/`, in memory) and on `floor-server.ts` (node:http and nothing
  * else), fresh processes, alternating, BENCH_ROUNDS rounds of BENCH_SECONDS. Both with the manifests'
  * `--max-semi-space-size=16`. What the floor server cannot do below is this machine's share of the tail.
- * BENCH_WRITE=ndjson: each stream one NDJSON upload (as the engine writes) instead of a POST per chunk.
+ * BENCH_WRITE=ndjson: each stream one NDJSON upload (as the engine writes) instead of a POST per chunk;
+ * BENCH_WRITE=lean: a POST per chunk from the minimal client (`leanChunkPoster`).
  */
 import { join } from 'node:path';
 import { projectRoot } from '../../../pkg/kube/controlplane/index.ts';
@@ -15,8 +16,9 @@ import { startBrokerAt } from './rows/broker.ts';
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const streams = Number(process.env.BENCH_STREAMS ?? 50);
-// BENCH_WRITE=ndjson: the writers stream NDJSON lines of one upload each (see ChunkWrite).
-const write = process.env.BENCH_WRITE === 'ndjson' ? 'ndjson' : 'post';
+// BENCH_WRITE=ndjson: the writers stream NDJSON lines of one upload each; lean: a POST per chunk
+// from the minimal client (see ChunkWrite).
+const write = (['ndjson', 'lean'] as const).find((w) => w === process.env.BENCH_WRITE) ?? 'post';
 
 async function floorServer(mode = '') {
   const proc = spawnProcess(

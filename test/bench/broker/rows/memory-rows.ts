@@ -149,9 +149,9 @@ export async function deliveryRow(
   o: { watchUrl?: string; write?: ChunkWrite } = {},
 ): Promise<Figures> {
   const { watchUrl, write = 'post' } = o;
-  const prefix = write === 'ndjson' ? 'nd' : 'lat';
+  const prefix = { post: 'lat', lean: 'lean', ndjson: 'nd' }[write];
   const d = await chunkDeliveryInChild(b.url, { streams, rate: 50, seconds, watchUrl, write, prefix });
-  const k = `chunk delivery ${streams}×50/s${write === 'ndjson' ? ' NDJSON uploads' : ''}`;
+  const k = `chunk delivery ${streams}×50/s${{ post: '', lean: ' lean client', ndjson: ' NDJSON uploads' }[write]}`;
   return {
     [`${k} p50 (ms)`]: d.p50,
     [`${k} p99 (ms)`]: d.p99,
@@ -191,8 +191,9 @@ export const MEMORY_ROWS: Record<string, Row> = {
   },
   delivery: async ({ broker, seconds }) => {
     const out: Figures = {};
-    // Each chunk a POST of its own, and each stream one NDJSON upload (how the engine writes).
-    for (const write of ['post', 'ndjson'] as const)
+    // Each chunk a POST of its own (Node's client, then the minimal one), and each stream one NDJSON
+    // upload (how the engine writes).
+    for (const write of ['post', 'lean', 'ndjson'] as const)
       for (const streams of [50, 200]) {
         const b = await broker();
         try {
