@@ -54,10 +54,11 @@ export function chunkPoster(url: string, query: string) {
 
 /**
  * `chunkPoster` without Node's HTTP client: each chunk one `POST /stream/{query}` written as a
- * pre-built HTTP/1.1 request on one kept-alive socket, its answer framed by `content-length`. At 50
- * writers whose timers fire together, `http.request`'s own work per request (~60 µs of the
- * generator's one thread) delays the generator's reading of the deliveries it is timing by up to a
- * whole burst; this client leaves the broker's share of the latency (docs/broker.md, session (10)).
+ * pre-built HTTP/1.1 request on one kept-alive socket, its answer framed by `content-length` or
+ * chunked (`answerLength`). At 50 writers whose timers fire together, `http.request`'s own work per
+ * request (~60 µs of the generator's one thread) delays the generator's reading of the deliveries
+ * it is timing by up to a whole burst; this client leaves the broker's share of the latency
+ * (docs/broker.md, session (10)).
  * Anything but a 200 fails the run instead of being timed.
  */
 export function leanChunkPoster(url: string, query: string) {
@@ -74,6 +75,8 @@ export function leanChunkPoster(url: string, query: string) {
     socket.destroy();
   };
   socket.on('error', fail);
+  // A connection closed under a request fails it rather than leaving the run waiting for an answer.
+  socket.on('close', () => fail(new Error(`POST /stream/${query}: connection closed`)));
   socket.on('data', (data: string) => {
     text += data;
     const end = text.indexOf('\r\n\r\n');

@@ -141,6 +141,13 @@ export async function otlpRow(b: BrokerProc, seconds: number): Promise<Figures> 
   return { 'OTLP/JSON agent-shaped (spans/s)': Math.round(run.requests.average * 20) };
 }
 
+/** Per way of writing: the writers' query prefix and the rows' label. */
+const WRITES: Record<ChunkWrite, { prefix: string; label: string }> = {
+  post: { prefix: 'lat', label: '' },
+  lean: { prefix: 'lean', label: ' lean client' },
+  ndjson: { prefix: 'nd', label: ' NDJSON uploads' },
+};
+
 export async function deliveryRow(
   b: BrokerProc,
   seconds: number,
@@ -149,9 +156,9 @@ export async function deliveryRow(
   o: { watchUrl?: string; write?: ChunkWrite } = {},
 ): Promise<Figures> {
   const { watchUrl, write = 'post' } = o;
-  const prefix = { post: 'lat', lean: 'lean', ndjson: 'nd' }[write];
+  const { prefix, label } = WRITES[write];
   const d = await chunkDeliveryInChild(b.url, { streams, rate: 50, seconds, watchUrl, write, prefix });
-  const k = `chunk delivery ${streams}×50/s${{ post: '', lean: ' lean client', ndjson: ' NDJSON uploads' }[write]}`;
+  const k = `chunk delivery ${streams}×50/s${label}`;
   return {
     [`${k} p50 (ms)`]: d.p50,
     [`${k} p99 (ms)`]: d.p99,
