@@ -20,20 +20,21 @@ export function editable(obj) {
 }
 
 export function YamlView({ obj, canEdit, onSave }) {
+  // The view's text and the editor's are two states: the view follows the object (the controller
+  // writes its status under an open editor), and a view update that lands just after Edit was
+  // clicked must not replace the editor's text, nor a later one what the user typed.
+  const [view, setView] = useState('');
   const [text, setText] = useState('');
   const [editing, setEditing] = useState(false);
   const [error, setError] = useState();
   const [busy, setBusy] = useState(false);
-  // The view follows the object; an edit does not. The object changes under an open editor (the
-  // controller writes its status), and re-rendering it then replaced what the user had typed.
   useEffect(() => {
-    if (editing) return;
     let live = true;
-    void load().then((Y) => live && setText(Y.stringify(obj)));
+    void load().then((Y) => live && setView(Y.stringify(obj)));
     return () => {
       live = false;
     };
-  }, [obj, editing]);
+  }, [obj]);
   // The editor opens once its text is ready, so it never shows the view's text first.
   const edit = async () => {
     const Y = await load();
@@ -61,7 +62,7 @@ export function YamlView({ obj, canEdit, onSave }) {
       editing
         ? html`<textarea id="yaml-text" name="yaml" rows="24" spellcheck="false" value=${text} onInput=${(e) => setText(e.currentTarget.value)}></textarea>
           <p><button type="button" id="yaml-save" disabled=${busy} onClick=${save}>Save</button> <button type="button" onClick=${() => setEditing(false)}>Cancel</button></p>`
-        : html`<pre id="yaml-text">${text}</pre>${canEdit ? html`<p><button type="button" id="yaml-edit" onClick=${edit}>Edit YAML</button></p>` : ''}`
+        : html`<pre id="yaml-text">${view}</pre>${canEdit ? html`<p><button type="button" id="yaml-edit" onClick=${edit}>Edit YAML</button></p>` : ''}`
     }
     <${ErrorBox} error=${error} what="Save" />
   </div>`;
